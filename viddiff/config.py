@@ -1,0 +1,285 @@
+"""Configuration: pydantic models, YAML loading and ``--set a.b=c`` overrides.
+
+Every method choice is a config value so an ablation sweep is a loop over
+configs. Unknown keys are errors (``extra="forbid"``) because a typo in a
+sweep silently running the default is the worst kind of wrong result.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal, Optional, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from viddiff.errors import ViddiffError
+
+DEFAULT_FPS_BY_DOMAIN = {"fitness": 4.0, "ballsports": 5.0, "diving": 6.0, "music": 2.0, "surgery": 2.0}
+
+
+class ConfigError(ViddiffError, ValueError):
+    """A config file or override is invalid; the message names the key."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class EndpointConfig(_Section):
+    """An OpenAI-compatible endpoint. ``None`` fields fall back to ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``."""
+
+    base_url: Optional[str] = None
+    api_key_env: str = "OPENAI_API_KEY"
+    """Name of the environment variable holding the key (the key itself is never in config)."""
+
+
+class ModelPrice(_Section):
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+
+
+DEFAULT_PRICES = {
+    "gpt-4o-2024-08-06": ModelPrice(input_per_mtok=2.5, output_per_mtok=10.0),
+    "gpt-4o": ModelPrice(input_per_mtok=2.5, output_per_mtok=10.0),
+    "gpt-4o-mini": ModelPrice(input_per_mtok=0.15, output_per_mtok=0.6),
+    "gpt-4o-mini-2024-07-18": ModelPrice(input_per_mtok=0.15, output_per_mtok=0.6),
+}
+
+
+class EndpointsConfig(_Section):
+    """Client behaviour shared by every model call."""
+
+    default: EndpointConfig = Field(default_factory=EndpointConfig)
+    max_concurrency: int = Field(default=16, ge=1)
+    max_retries: int = Field(default=6, ge=0)
+    """Retries on transient errors (429, 5xx, timeouts, dropped connections)."""
+    backoff_base_s: float = Field(default=1.0, ge=0)
+    backoff_max_s: float = Field(default=60.0, ge=0)
+    timeout_s: float = Field(default=120.0, gt=0)
+    response_format: Literal["json_schema", "json_object"] = "json_schema"
+    max_reasks: int = Field(default=2, ge=0)
+    """Re-asks after an invalid JSON/schema answer before giving up."""
+    prices: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+
+
+class ImageConfig(_Section):
+    """How frames are encoded for a VLM."""
+
+    max_side: Optional[int] = Field(default=None, ge=16)
+    format: Literal["jpeg", "png"] = "jpeg"
+    quality: int = Field(default=90, ge=1, le=100)
+    detail: Literal["auto", "low", "high"] = "high"
+
+
+class ModelCallConfig(_Section):
+    """Which model a stage calls and how."""
+
+    model: str = "gpt-4o-2024-08-06"
+    endpoint: Optional[EndpointConfig] = None
+    """Overrides ``endpoints.default`` for this stage."""
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    max_tokens: Optional[int] = Field(default=None, ge=1)
+    seed: Optional[int] = 0
+
+
+class RunConfig(_Section):
+    seed: int = 0
+    output_dir: Optional[str] = None
+    swap_videos: bool = False
+    same_video: bool = False
+    save_visuals: bool = False
+
+
+class DataConfig(_Section):
+    dataset: str = "hf"
+    """``hf`` for the HF hub, or a local directory / JSON / JSONL / parquet file."""
+    hf_repo: str = "jmhb/VidDiffBench"
+    hf_revision: Optional[str] = None
+    hf_split: str = "test"
+    hf_cache_dir: Optional[str] = None
+    video_root: Optional[str] = None
+    """Directory that relative video paths are resolved against (default: the dataset's directory)."""
+    fps_by_domain: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_FPS_BY_DOMAIN))
+    default_fps: float = Field(default=4.0, gt=0)
+    """Inference fps for domains missing from ``fps_by_domain``."""
+    max_side: Optional[int] = Field(default=None, ge=16)
+    """Downscale decoded frames so the longer side is at most this (bounds memory on 4K/8K input)."""
+    video_backend: Literal["auto", "decord", "pyav"] = "auto"
+    subset_per_action: Optional[int] = Field(default=None, ge=1)
+    limit: Optional[int] = Field(default=None, ge=1)
+
+    def fps_for(self, domain: str) -> float:
+        return self.fps_by_domain.get(domain, self.default_fps)
+
+
+class ProposerConfig(ModelCallConfig):
+    max_stages: int = Field(default=5, ge=1)
+    n_retrieval_keys: int = Field(default=3, ge=1)
+    refine_retrieval_strings: bool = True
+    reuse_per_action: bool = False
+    """Compute one proposal per (action, seed) and reuse it for all samples of the action."""
+    fuzzy_match_threshold: float = Field(default=0.8, ge=0, le=1)
+
+
+class ClipConfig(_Section):
+    model: str = "ViT-bigG-14"
+    pretrained: Optional[str] = "laion2b_s39b_b160k"
+    """open_clip pretrained tag; ``null`` = random weights (tests only, meaningless scores)."""
+    checkpoint: Optional[str] = None
+    """Local checkpoint file, used instead of downloading ``pretrained``."""
+    device: str = "auto"
+    batch_size: int = Field(default=32, ge=1)
+    precision: Literal["auto", "fp32", "fp16", "bf16"] = "auto"
+    """``auto`` = fp16 on CUDA, fp32 on CPU."""
+
+
+class LocalizerConfig(_Section):
+    method: Literal["viterbi", "argmax", "uniform", "random", "oracle"] = "viterbi"
+    clip: ClipConfig = Field(default_factory=ClipConfig)
+    stay_prob: float = Field(default=0.5, gt=0, lt=1)
+    advance_prob: float = Field(default=0.5, gt=0, lt=1)
+    eps: float = Field(default=1e-6, gt=0)
+    """Added to normalised scores before ``-log`` so a zero score is a finite cost."""
+    n_frames_multi: int = Field(default=3, ge=1)
+    """Keyframes per video for ``gt_1`` differences."""
+    frame_sep_s: float = Field(default=0.35, gt=0)
+
+
+class DifferencerConfig(ModelCallConfig):
+    options: Literal["ab", "abc"] = "abc"
+    n_votes: int = Field(default=1, ge=1)
+    """k-sample majority vote (needs temperature > 0 to differ)."""
+    image: ImageConfig = Field(default_factory=ImageConfig)
+
+
+class EvalConfig(_Section):
+    judge: ModelCallConfig = Field(default_factory=lambda: ModelCallConfig(model="gpt-4o-2024-08-06"))
+    flip: ModelCallConfig = Field(default_factory=lambda: ModelCallConfig(model="gpt-4o-mini"))
+    flip_batch_size: int = Field(default=6, ge=1)
+    n_diff_policy: Literal["error", "truncate"] = "error"
+    max_reasks: int = Field(default=2, ge=0)
+
+
+class CacheConfig(_Section):
+    enabled: bool = True
+    path: Optional[str] = None
+    """SQLite file; default ``$XDG_CACHE_HOME/viddiff/cache.sqlite``."""
+    cache_nonzero_temperature: bool = True
+
+    def resolved_path(self) -> Path:
+        if self.path:
+            return Path(self.path).expanduser()
+        import os
+
+        root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        return Path(root) / "viddiff" / "cache.sqlite"
+
+
+class BaselineConfig(ModelCallConfig):
+    max_images: int = Field(default=150, ge=2)
+    """Frame budget for A+B together; both videos are subsampled uniformly to fit."""
+    video_input: bool = False
+    """Send each video as one ``video_url`` item (vLLM Qwen2.5-VL) instead of frames."""
+    image: ImageConfig = Field(default_factory=lambda: ImageConfig(max_side=512, detail="auto"))
+
+
+class Config(_Section):
+    run: RunConfig = Field(default_factory=RunConfig)
+    data: DataConfig = Field(default_factory=DataConfig)
+    endpoints: EndpointsConfig = Field(default_factory=EndpointsConfig)
+    proposer: ProposerConfig = Field(default_factory=ProposerConfig)
+    localizer: LocalizerConfig = Field(default_factory=LocalizerConfig)
+    differencer: DifferencerConfig = Field(default_factory=DifferencerConfig)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+    baseline: BaselineConfig = Field(default_factory=BaselineConfig)
+
+    @classmethod
+    def from_yaml(cls, path: Union[str, Path], overrides: Optional[list[str]] = None) -> "Config":
+        return load_config(path, overrides)
+
+    def with_overrides(self, overrides: list[str]) -> "Config":
+        data = self.model_dump(mode="json")
+        for item in overrides:
+            _apply_override(data, item)
+        return _validate(data, source="--set")
+
+    def to_yaml(self) -> str:
+        """Resolved config as YAML. Holds no secrets: keys are referenced by env-var name only."""
+        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
+
+
+def load_config(path: Optional[Union[str, Path]] = None, overrides: Optional[list[str]] = None) -> Config:
+    """Load a YAML config (or the defaults when ``path`` is None) and apply ``--set`` overrides."""
+    data: dict[str, Any] = {}
+    source = "defaults"
+    if path is not None:
+        source = str(path)
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"config file not found: {p}")
+        try:
+            loaded = yaml.safe_load(p.read_text())
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{p}: not valid YAML: {exc}") from None
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{p}: top level must be a mapping of sections, got {type(loaded).__name__}")
+        data = loaded
+    for item in overrides or []:
+        _apply_override(data, item)
+    return _validate(data, source=source if not overrides else f"{source} + --set")
+
+
+def _validate(data: dict[str, Any], source: str) -> Config:
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            key = ".".join(str(p) for p in err["loc"])
+            if err["type"] == "extra_forbidden":
+                problems.append(f"unknown key '{key}'")
+            else:
+                problems.append(f"'{key}': {err['msg']} (got {err.get('input')!r})")
+        raise ConfigError(f"invalid config ({source}): " + "; ".join(problems)) from None
+
+
+def _apply_override(data: dict[str, Any], item: str) -> None:
+    """Apply ``a.b.c=value``; the value is parsed as YAML so ``3``, ``true``, ``null``, ``[1,2]`` work."""
+    if "=" not in item:
+        raise ConfigError(f"--set expects key=value, got {item!r}")
+    dotted, raw = item.split("=", 1)
+    parts = [p for p in dotted.strip().split(".") if p]
+    if not parts:
+        raise ConfigError(f"--set has an empty key in {item!r}")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    node = data
+    for part in parts[:-1]:
+        child = node.get(part)
+        if child is None:
+            child = {}
+            node[part] = child
+        if not isinstance(child, dict):
+            raise ConfigError(f"--set {dotted}: '{part}' is a value, not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+def config_from_args(args: Any) -> Config:
+    """Config for a CLI command: ``--config`` file, then dataset flags, then ``--set`` (which win)."""
+    overrides: list[str] = []
+    if getattr(args, "dataset", None):
+        overrides.append(f"data.dataset={json.dumps(str(args.dataset))}")
+    if getattr(args, "subset", None):
+        overrides.append(f"data.subset_per_action={args.subset}")
+    if getattr(args, "limit", None):
+        overrides.append(f"data.limit={args.limit}")
+    overrides.extend(getattr(args, "overrides", None) or [])
+    return load_config(getattr(args, "config", None), overrides)

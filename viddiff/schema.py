@@ -1,0 +1,207 @@
+"""Data model shared by every stage.
+
+Stages exchange these pydantic models, never loose dicts, so a boundary
+violation fails loudly where it happens instead of three stages later.
+
+Frame-index convention (used everywhere): a *frame index* is the index of a
+frame in the source video at its original frame rate, counted from the start
+of the file (trims do not renumber frames). Times in seconds are measured
+from the start of the trimmed clip, which is what a user watching the clip
+sees.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Letter = Literal["a", "b", "c"]
+NumFrames = Literal["1", "gt_1"]
+Mode = Literal["closed", "open"]
+SPLITS = ("easy", "medium", "hard")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class VideoRef(_Model):
+    """Where one video of a pair lives and which part of it counts."""
+
+    path: str
+    fps_original: Optional[float] = Field(default=None, gt=0)
+    frames_trim: Optional[tuple[Optional[int], Optional[int]]] = None
+    """``[start, end)`` in frame indices, Python slice semantics (``None`` = open)."""
+
+
+class Difference(_Model):
+    """A candidate difference statement, annotated or proposed."""
+
+    key: str
+    name: str
+    description: str
+    query_string: Optional[str] = None
+    num_frames: NumFrames = "1"
+
+
+class StageBoundaries(_Model):
+    """Ground-truth stage starts (frame indices) for one video, in stage order."""
+
+    starts: list[int]
+    end: int
+    """Exclusive end frame of the last stage."""
+
+
+class RetrievalFrames(_Model):
+    """Ground-truth localisation annotations for a sample (optional in datasets)."""
+
+    stages: Optional[tuple[StageBoundaries, StageBoundaries]] = None
+    """Per video (A, B): where each ground-truth sub-action stage starts."""
+    keyframes: dict[str, tuple[list[int], list[int]]] = Field(default_factory=dict)
+    """Per difference key: frame indices in A and in B where it is visible."""
+
+
+class Sample(_Model):
+    """One benchmark row: a video pair, its action, and annotated differences."""
+
+    sample_key: str
+    action: str
+    action_name: str
+    action_description: str
+    split: str
+    domain: str
+    source_dataset: str = ""
+    videos: tuple[VideoRef, VideoRef]
+    differences: dict[str, Difference] = Field(default_factory=dict)
+    labels: dict[str, Optional[Letter]] = Field(default_factory=dict)
+    """Ground truth per difference key; ``None`` = not labelled."""
+    n_differences_open: int = Field(default=0, ge=0)
+    retrieval_frames: Optional[RetrievalFrames] = None
+
+    @model_validator(mode="after")
+    def _labels_match_differences(self) -> "Sample":
+        unknown = sorted(set(self.labels) - set(self.differences))
+        if unknown:
+            raise ValueError(f"labels for unknown difference keys {unknown}")
+        return self
+
+    def closed_differences(self) -> list[Difference]:
+        """The closed-mode task input: differences labelled ``a`` or ``b`` (labels not revealed)."""
+        return [self.differences[k] for k in sorted(self.differences, key=_key_order) if self.labels.get(k) in ("a", "b")]
+
+
+def _key_order(key: str) -> tuple[int, str]:
+    return (int(key), key) if key.isdigit() else (10**9, key)
+
+
+class Stage(_Model):
+    """A sub-action stage with the CLIP retrieval strings that describe it."""
+
+    name: str
+    description: str = ""
+    retrieval_strings: list[str] = Field(min_length=1)
+
+
+class Proposal(_Model):
+    """Output of the proposer: what to check and where in the action to look."""
+
+    differences: list[Difference]
+    stages: list[Stage] = Field(min_length=1)
+    links: dict[str, list[int]]
+    """Difference key -> indices into ``stages`` where the difference is visible."""
+    notes: list[str] = Field(default_factory=list)
+    """Repairs and fallbacks applied to the LLM's answers (fuzzy matches, default links)."""
+
+    @model_validator(mode="after")
+    def _links_valid(self) -> "Proposal":
+        keys = {d.key for d in self.differences}
+        if len(keys) != len(self.differences):
+            raise ValueError("duplicate difference keys in proposal")
+        for key, idx in self.links.items():
+            if key not in keys:
+                raise ValueError(f"link for unknown difference key {key!r}")
+            if not idx or any(i < 0 or i >= len(self.stages) for i in idx):
+                raise ValueError(f"difference {key!r} links to invalid stages {idx}")
+        missing = keys - set(self.links)
+        if missing:
+            raise ValueError(f"differences without stage links: {sorted(missing)}")
+        return self
+
+
+class Segmentation(_Model):
+    """Stage of every sampled frame of one video (monotone, starts at 0)."""
+
+    frame_indices: list[int]
+    """Frame index of each sampled frame."""
+    stage_of_frame: list[int]
+
+
+class VideoKeyframes(_Model):
+    frame_indices: list[int]
+    times_s: list[float]
+
+
+class Keyframes(_Model):
+    """Frames chosen for one difference in both videos."""
+
+    key: str
+    a: VideoKeyframes
+    b: VideoKeyframes
+
+
+class Prediction(_Model):
+    """The differencer's verdict on one difference."""
+
+    key: str
+    description: str
+    prediction: Optional[Letter]
+    """``None`` when the model never gave a valid answer (counted wrong, never guessed)."""
+    rationale: str = ""
+    raw_answers: list[str] = Field(default_factory=list)
+    votes: list[Letter] = Field(default_factory=list)
+
+
+class StageUsage(_Model):
+    """Model-call accounting for one stage."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    images: int = 0
+    cost_usd: Optional[float] = 0.0
+    """``None`` once any call used a model missing from the price table."""
+
+    def add(self, other: "StageUsage") -> "StageUsage":
+        cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
+        return StageUsage(
+            calls=self.calls + other.calls,
+            cache_hits=self.cache_hits + other.cache_hits,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            images=self.images + other.images,
+            cost_usd=cost,
+        )
+
+
+class SampleResult(_Model):
+    """Everything the method produced for one sample: one line of ``samples.jsonl``."""
+
+    sample_key: str
+    index: int
+    """Position of the sample in the dataset order (predictions.json is aligned to it)."""
+    mode: Mode
+    proposal: Proposal
+    segmentations: Optional[tuple[Segmentation, Segmentation]] = None
+    keyframes: list[Keyframes] = Field(default_factory=list)
+    predictions: list[Prediction] = Field(default_factory=list)
+    usage: dict[str, StageUsage] = Field(default_factory=dict)
+
+    @field_validator("predictions")
+    @classmethod
+    def _unique_keys(cls, value: list[Prediction]) -> list[Prediction]:
+        keys = [p.key for p in value]
+        if len(keys) != len(set(keys)):
+            raise ValueError("duplicate prediction keys")
+        return value
