@@ -73,7 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--predictions", required=True)
     ev.add_argument("--mode", choices=["closed", "open"], required=True)
     _add_dataset_args(ev)
-    ev.add_argument("--output", help="directory for metrics.json, report.md, per-difference CSV")
+    ev.add_argument(
+        "--output",
+        help="directory for metrics.json, report.md, differences.csv (default: the predictions file's directory)",
+    )
     _add_config_args(ev)
     ev.set_defaults(handler="viddiff.eval.cli:cli_eval")
 

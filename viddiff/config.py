@@ -90,6 +90,8 @@ class RunConfig(_Section):
     swap_videos: bool = False
     same_video: bool = False
     save_visuals: bool = False
+    max_samples_in_flight: int = Field(default=8, ge=1)
+    """Samples processed concurrently (bounds decoded-frame memory; model calls are bounded separately)."""
 
 
 class DataConfig(_Section):

@@ -22,6 +22,10 @@ class EndpointError(ViddiffError):
     """A model endpoint refused a request permanently (bad key, unknown model, bad request)."""
 
 
+class ModelLoadError(ViddiffError):
+    """A local model (CLIP) cannot be built: unknown architecture/tag, weights not downloadable, bad checkpoint."""
+
+
 class InvalidAnswerError(ViddiffError):
     """A model kept answering with invalid JSON / schema after all re-asks."""
 

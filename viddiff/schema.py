@@ -130,11 +130,15 @@ class Proposal(_Model):
 
 
 class Segmentation(_Model):
-    """Stage of every sampled frame of one video (monotone, starts at 0)."""
+    """Where each stage lies in one video's sampled frames.
+
+    Spans are ``[start, end)`` positions in the sampled sequence. Viterbi spans
+    tile the video in order; ablations (``argmax``, ``random``) may overlap.
+    """
 
     frame_indices: list[int]
     """Frame index of each sampled frame."""
-    stage_of_frame: list[int]
+    spans: list[tuple[int, int]]
 
 
 class VideoKeyframes(_Model):
@@ -192,11 +196,15 @@ class SampleResult(_Model):
     index: int
     """Position of the sample in the dataset order (predictions.json is aligned to it)."""
     mode: Mode
-    proposal: Proposal
+    method: str = "viddiff"
+    proposal: Optional[Proposal] = None
+    """The proposer's output (``None`` for methods without one, e.g. LMM baselines)."""
     segmentations: Optional[tuple[Segmentation, Segmentation]] = None
     keyframes: list[Keyframes] = Field(default_factory=list)
     predictions: list[Prediction] = Field(default_factory=list)
     usage: dict[str, StageUsage] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+    """Repairs, fallbacks and effective settings worth knowing when reading results."""
 
     @field_validator("predictions")
     @classmethod

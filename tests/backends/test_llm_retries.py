@@ -1,0 +1,155 @@
+"""Transient faults are retried until they pass; permanent ones fail at once with a clear message."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+import pytest
+from pydantic import BaseModel
+
+from viddiff.backends.llm import ChatClient, encode_image, user_message
+from viddiff.config import EndpointConfig, EndpointsConfig, ImageConfig, ModelCallConfig
+from viddiff.errors import EndpointError
+from viddiff.testing.fake_openai import FakeOpenAIServer, FaultPlan
+
+CALL = ModelCallConfig(model="fake-model")
+
+
+class Verdict(BaseModel):
+    answer: str
+
+
+@pytest.fixture(autouse=True)
+def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-dummy")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+def _client(server: FakeOpenAIServer, **kw: object) -> ChatClient:
+    opts = {"backoff_base_s": 0.01, "backoff_max_s": 0.05, "max_retries": 3, "timeout_s": 0.5}
+    opts.update(kw)
+    return ChatClient(EndpointsConfig(default=EndpointConfig(base_url=server.base_url), **opts))
+
+
+@pytest.mark.parametrize("kind", ["429", "500", "timeout", "malformed", "drop"])
+def test_each_transient_fault_is_retried_until_success(kind: str) -> None:
+    faults = FaultPlan(sequence=[kind, kind], timeout_sleep_s=1.0)
+    with FakeOpenAIServer(lambda req: '{"answer": "a"}', faults=faults) as server:
+        client = _client(server)
+        out = client.complete_json_sync(CALL, [user_message("q")], Verdict)
+    assert out.answer == "a"
+    assert [r.faulted for r in server.requests] == [kind, kind, None]
+    usage = client.usage.total()
+    assert usage.calls == 1 and usage.prompt_tokens == 10  # failed attempts are not billed calls
+
+
+class _DelaySpy(ChatClient):
+    """Records the server hints the retry loop saw and the delays it chose."""
+
+    seen: list[tuple[Optional[float], float]]
+
+    def _delay(self, attempt: int, retry_after: Optional[float]) -> float:
+        delay = super()._delay(attempt, retry_after)
+        self.seen.append((retry_after, delay))
+        return delay
+
+
+def test_retry_after_header_is_honoured_and_capped() -> None:
+    faults = FaultPlan(sequence=["429", "429"], retry_after_s=0.2)
+    with FakeOpenAIServer(lambda req: "ok", faults=faults) as server:
+        endpoints = EndpointsConfig(default=EndpointConfig(base_url=server.base_url), backoff_base_s=0.01, backoff_max_s=0.15)
+        client = _DelaySpy(endpoints)
+        client.seen = []
+        assert client.complete_text_sync(CALL, [user_message("q")]) == "ok"
+    assert client.seen == [(0.2, 0.15), (0.2, 0.15)]  # header parsed; delay capped at backoff_max_s
+    assert [r.faulted for r in server.requests] == ["429", "429", None]
+
+
+def test_backoff_has_full_jitter_under_the_exponential_cap() -> None:
+    client = ChatClient(EndpointsConfig(backoff_base_s=1.0, backoff_max_s=8.0))
+    delays = [client._delay(attempt, None) for attempt in range(6) for _ in range(50)]
+    per_attempt = [delays[i * 50 : (i + 1) * 50] for i in range(6)]
+    for attempt, values in enumerate(per_attempt):
+        assert all(0.0 <= v <= min(8.0, 2.0**attempt) for v in values)
+    assert len(set(per_attempt[3])) > 40  # jittered, not a constant
+
+
+def test_persistent_transient_failure_gives_up_with_endpoint_error() -> None:
+    with FakeOpenAIServer(lambda req: "ok", faults=FaultPlan(rate=1.0, kinds=["500"])) as server:
+        client = _client(server, max_retries=2)
+        with pytest.raises(EndpointError) as info:
+            client.complete_text_sync(CALL, [user_message("q")])
+    assert len(server.requests) == 3
+    msg = str(info.value)
+    assert "3 attempts" in msg and "HTTP 500" in msg and server.base_url in msg
+
+
+@pytest.mark.parametrize(
+    "kind, expected",
+    [
+        ("401", ["OPENAI_API_KEY", "HTTP 401", "valid key"]),
+        ("404", ["'fake-model'", "not found", "base_url"]),
+    ],
+)
+def test_permanent_errors_fail_fast_with_clear_message(kind: str, expected: list[str]) -> None:
+    with FakeOpenAIServer(lambda req: "ok", faults=FaultPlan(sequence=[kind])) as server:
+        client = _client(server)
+        with pytest.raises(EndpointError) as info:
+            client.complete_text_sync(CALL, [user_message("q")])
+    assert len(server.requests) == 1
+    for part in expected:
+        assert part in str(info.value)
+    assert "sk-test-dummy" not in str(info.value)
+    if kind == "404":
+        assert server.base_url in str(info.value)
+
+
+def test_bad_request_400_carries_the_server_message() -> None:
+    bad_image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,/9j/4AAQSkZJRg==", "detail": "low"}}
+    with FakeOpenAIServer(lambda req: "ok") as server:
+        client = _client(server)
+        with pytest.raises(EndpointError) as info:
+            client.complete_text_sync(CALL, [{"role": "user", "content": [{"type": "text", "text": "q"}, bad_image]}])
+    assert len(server.requests) == 1 and server.requests[0].rejected
+    assert "HTTP 400" in str(info.value) and "image could not be decoded" in str(info.value)
+
+
+def test_mime_mismatch_is_rejected_by_the_server() -> None:
+    url, _ = encode_image(np.zeros((8, 8, 3), np.uint8), ImageConfig(format="jpeg"))
+    lying = url.replace("data:image/jpeg", "data:image/png", 1)
+    part = {"type": "image_url", "image_url": {"url": lying, "detail": "high"}}
+    with FakeOpenAIServer(lambda req: "ok") as server:
+        with pytest.raises(EndpointError, match="says image/png but the bytes are JPEG"):
+            _client(server).complete_text_sync(CALL, [{"role": "user", "content": [part]}])
+    assert len(server.requests) == 1
+
+
+def test_missing_api_key_names_the_env_var(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("VIDDIFF_TEST_KEY", raising=False)
+    with FakeOpenAIServer(lambda req: "ok") as server:
+        endpoint = EndpointConfig(base_url=server.base_url, api_key_env="VIDDIFF_TEST_KEY")
+        client = ChatClient(EndpointsConfig(default=endpoint))
+        with pytest.raises(EndpointError) as info:
+            client.complete_text_sync(CALL, [user_message("q")])
+    assert "VIDDIFF_TEST_KEY" in str(info.value) and "dummy value for local servers" in str(info.value)
+    assert server.requests == []
+
+
+def test_per_call_endpoint_overrides_default_and_uses_its_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTHER_KEY", "sk-other")
+    with FakeOpenAIServer(lambda req: "default") as default, FakeOpenAIServer(lambda req: "other") as other:
+        client = _client(default)
+        call = ModelCallConfig(model="m", endpoint=EndpointConfig(base_url=other.base_url, api_key_env="OTHER_KEY"))
+        assert client.complete_text_sync(call, [user_message("q")]) == "other"
+        assert client.complete_text_sync(CALL, [user_message("q")]) == "default"
+    assert other.requests[0].api_key == "sk-other"
+    assert default.requests[0].api_key == "sk-test-dummy"
+
+
+def test_openai_base_url_env_is_used_when_config_has_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeOpenAIServer(lambda req: "via env") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        client = ChatClient(EndpointsConfig(max_retries=0))
+        assert client.complete_text_sync(CALL, [user_message("q")]) == "via env"
+    assert len(server.requests) == 1

@@ -1,0 +1,405 @@
+"""Python API for apps: ``compare()`` and the reusable ``VidDiff`` object.
+
+``VidDiff`` owns the model clients (chat client, cache, CLIP) so an app
+backend pays for loading them once, then runs any number of comparisons.
+The benchmark runner (``pipeline.py``) drives the same ``aprocess`` method,
+so the API and ``viddiff run`` can never drift apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from pathlib import Path
+from typing import Optional, Sequence, Union
+
+from pydantic import BaseModel, Field
+
+from viddiff.backends.llm import ChatClient, UsageMeter
+from viddiff.cache import Cache, open_cache
+from viddiff.config import Config, config_from_args
+from viddiff.differencer import Differencer
+from viddiff.errors import ViddiffError
+from viddiff.localizer.localize import CLIP_METHODS, Localizer
+from viddiff.proposer import Proposer
+from viddiff.schema import (
+    Difference,
+    Letter,
+    Mode,
+    Proposal,
+    Sample,
+    SampleResult,
+    Segmentation,
+    Stage,
+    StageUsage,
+    VideoRef,
+)
+from viddiff.video import VideoFrames, read_video_ref
+
+log = logging.getLogger(__name__)
+MAX_ACTION_CHARS = 2000
+
+
+class DifferenceResult(BaseModel):
+    """One difference, the verdict, and where in each video it was judged."""
+
+    key: str
+    name: str
+    description: str
+    prediction: Optional[Letter]
+    """``a``/``b``: more true of video A/B; ``c``: similar or can't tell; ``None``: the model never answered validly."""
+    rationale: str = ""
+    keyframes_a: list[int] = Field(default_factory=list)
+    keyframes_b: list[int] = Field(default_factory=list)
+    times_a: list[float] = Field(default_factory=list)
+    times_b: list[float] = Field(default_factory=list)
+    stages: list[str] = Field(default_factory=list)
+
+
+class ComparisonResult(BaseModel):
+    """What ``compare`` returns; serialise with ``.model_dump_json()``."""
+
+    action: str
+    mode: Mode
+    differences: list[DifferenceResult]
+    stages: list[Stage]
+    segmentations: Optional[tuple[Segmentation, Segmentation]] = None
+    notes: list[str] = Field(default_factory=list)
+    usage: dict[str, StageUsage] = Field(default_factory=dict)
+
+
+class VidDiff:
+    """The VidDiff method with its models loaded once; safe to share across concurrent comparisons."""
+
+    stages = ("proposer", "localizer", "differencer")
+
+    def __init__(
+        self,
+        config: Optional[Config] = None,
+        *,
+        cache: Optional[Cache] = None,
+        client: Optional[ChatClient] = None,
+        embedder=None,
+    ):
+        self.config = config or Config()
+        self._owns_cache = cache is None and client is None
+        self.cache = cache if cache is not None else (open_cache(self.config.cache) if client is None else None)
+        self.client = client or ChatClient(
+            self.config.endpoints, self.cache, cache_nonzero_temperature=self.config.cache.cache_nonzero_temperature
+        )
+        self._embedder = embedder
+        self._embedder_lock = threading.Lock()
+        self._clip_lock = threading.Lock()
+        self.proposer = Proposer(self.client, self.config.proposer)
+        self.differencer = Differencer(self.client, self.config.differencer)
+        self._proposals: dict[tuple, asyncio.Future] = {}
+
+    @property
+    def embedder(self):
+        """CLIP loads on first use, so methods that never need it (uniform, random, oracle) never pay for it."""
+        with self._embedder_lock:
+            if self._embedder is None:
+                from viddiff.backends.clip import ClipEmbedder
+
+                self._embedder = ClipEmbedder(self.config.localizer.clip, self.cache)
+            return self._embedder
+
+    def _localizer(self) -> Localizer:
+        needs_clip = self.config.localizer.method in CLIP_METHODS or self.config.localizer.method == "oracle"
+        return Localizer(self.config.localizer, self.embedder if needs_clip else None)
+
+    async def load_videos(self, sample: Sample, fps: Optional[float] = None) -> tuple[VideoFrames, VideoFrames]:
+        """Decode both videos at the inference fps (the domain's, unless ``fps`` is given) in worker threads."""
+        data = self.config.data
+        fps = fps or data.fps_for(sample.domain)
+
+        def read(ref: VideoRef) -> VideoFrames:
+            return read_video_ref(ref, fps, max_side=data.max_side, backend=data.video_backend)
+
+        if sample.videos[0] == sample.videos[1]:
+            frames = await asyncio.to_thread(read, sample.videos[0])
+            return frames, frames
+        return tuple(await asyncio.gather(*(asyncio.to_thread(read, ref) for ref in sample.videos)))
+
+    async def _proposal(self, sample: Sample, mode: Mode, meter: UsageMeter) -> Proposal:
+        if mode == "closed":
+            # Benchmark samples: only the a/b-labelled differences are the task input. User input has no labels.
+            kwargs = {"differences": sample.closed_differences() if sample.labels else list(sample.differences.values())}
+            if not kwargs["differences"]:
+                raise ViddiffError(f"sample {sample.sample_key}: no differences to check in closed mode")
+        else:
+            kwargs = {"n_differences": sample.n_differences_open}
+        if not self.config.proposer.reuse_per_action:
+            return await self.proposer.propose(sample.action_description, meter=meter, **kwargs)
+        memo_key = (sample.action, mode, self.config.proposer.seed, json.dumps(_proposal_inputs(kwargs)))
+        if memo_key not in self._proposals:
+            self._proposals[memo_key] = asyncio.ensure_future(
+                self.proposer.propose(sample.action_description, meter=meter, **kwargs)
+            )
+        return await asyncio.shield(self._proposals[memo_key])
+
+    async def aprocess(
+        self,
+        sample: Sample,
+        mode: Mode,
+        *,
+        index: int = 0,
+        videos: Optional[tuple[VideoFrames, VideoFrames]] = None,
+        fps: Optional[float] = None,
+        on_stage=None,
+    ) -> SampleResult:
+        """Run propose → localise → differ for one sample. ``on_stage(name)`` is called as each stage finishes."""
+        meter = UsageMeter()
+        videos = videos or await self.load_videos(sample, fps)
+        proposal = await self._proposal(sample, mode, meter)
+        _notify(on_stage, "proposer")
+        localizer = self._localizer()
+
+        def localize():
+            with self._clip_lock:
+                return localizer.localize(
+                    proposal,
+                    videos[0],
+                    videos[1],
+                    retrieval=sample.retrieval_frames,
+                    seed=self.config.run.seed,
+                    sample_key=sample.sample_key,
+                )
+
+        localization = await asyncio.to_thread(localize)
+        _notify(on_stage, "localizer")
+        by_key = {k.key: k for k in localization.keyframes}
+
+        async def judge(diff: Difference):
+            kf = by_key[diff.key]
+            frames_a = _frames_at(videos[0], kf.a.frame_indices)
+            frames_b = _frames_at(videos[1], kf.b.frame_indices)
+            return await self.differencer.judge(
+                sample.action_description,
+                diff,
+                frames_a,
+                frames_b,
+                seconds_between_frames=_seconds_between(kf.a.times_s, kf.b.times_s),
+                meter=meter,
+            )
+
+        predictions = await asyncio.gather(*(judge(d) for d in proposal.differences))
+        _notify(on_stage, "differencer")
+        return SampleResult(
+            sample_key=sample.sample_key,
+            index=index,
+            mode=mode,
+            proposal=proposal,
+            notes=proposal.notes + localization.notes,
+            segmentations=localization.segmentations,
+            keyframes=localization.keyframes,
+            predictions=list(predictions),
+            usage=meter.by_stage(),
+        )
+
+    async def acompare(
+        self,
+        video_a: Union[str, Path],
+        video_b: Union[str, Path],
+        action: str,
+        *,
+        differences: Optional[Sequence[Union[str, Difference]]] = None,
+        n_differences: Optional[int] = None,
+        fps: Optional[float] = None,
+        fps_original: Optional[float] = None,
+    ) -> ComparisonResult:
+        """Compare two videos. Give ``differences`` (closed mode) or ``n_differences`` (open mode)."""
+        sample, mode = build_sample(
+            video_a, video_b, action, differences=differences, n_differences=n_differences, fps_original=fps_original
+        )
+        if fps is not None and fps <= 0:
+            raise ViddiffError(f"fps must be positive, got {fps}")
+        result = await self.aprocess(sample, mode, fps=fps)
+        return to_comparison(result, action)
+
+    def compare(self, *args, **kwargs) -> ComparisonResult:
+        """Synchronous ``acompare`` for callers without an event loop."""
+        return _run_sync(self.acompare(*args, **kwargs))
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+        if self._owns_cache and self.cache is not None:
+            self.cache.close()
+
+
+def build_sample(
+    video_a: Union[str, Path],
+    video_b: Union[str, Path],
+    action: str,
+    *,
+    differences: Optional[Sequence[Union[str, Difference]]] = None,
+    n_differences: Optional[int] = None,
+    fps_original: Optional[float] = None,
+) -> tuple[Sample, Mode]:
+    """Validate ``compare`` arguments into a one-off ``Sample`` (custom domain)."""
+    action = (action or "").strip()
+    if not action:
+        raise ViddiffError("the action description is empty: say what the videos show, e.g. 'barbell back squat'")
+    if len(action) > MAX_ACTION_CHARS:
+        raise ViddiffError(f"the action description is {len(action)} characters; keep it under {MAX_ACTION_CHARS}")
+    if differences is not None and n_differences is not None:
+        raise ViddiffError("give either differences (closed mode) or n_differences (open mode), not both")
+    if differences is None and n_differences is None:
+        raise ViddiffError("give differences to check (closed mode) or n_differences to propose (open mode)")
+    diffs: dict[str, Difference] = {}
+    if differences is not None:
+        if len(differences) == 0:
+            raise ViddiffError("the differences list is empty: give at least one statement, or use n_differences")
+        for i, item in enumerate(differences):
+            if isinstance(item, Difference):
+                diffs[item.key] = item
+                continue
+            text = str(item).strip()
+            if not text:
+                raise ViddiffError(f"difference {i} is empty")
+            diffs[str(i)] = Difference(key=str(i), name=text, description=text, query_string=text, num_frames="gt_1")
+        mode: Mode = "closed"
+    else:
+        if n_differences < 1:
+            raise ViddiffError(f"n_differences must be at least 1, got {n_differences}")
+        mode = "open"
+    refs = tuple(VideoRef(path=str(Path(p).expanduser().resolve()), fps_original=fps_original) for p in (video_a, video_b))
+    sample = Sample(
+        sample_key="compare",
+        action="custom",
+        action_name=action,
+        action_description=action,
+        split="custom",
+        domain="custom",
+        videos=refs,
+        differences=diffs,
+        n_differences_open=n_differences or 0,
+    )
+    return sample, mode
+
+
+def to_comparison(result: SampleResult, action: str) -> ComparisonResult:
+    kf = {k.key: k for k in result.keyframes}
+    by_key = {d.key: d for d in result.proposal.differences}
+    stages = result.proposal.stages
+    diffs = []
+    for pred in result.predictions:
+        d, k = by_key[pred.key], kf.get(pred.key)
+        diffs.append(
+            DifferenceResult(
+                key=pred.key,
+                name=d.name,
+                description=d.description,
+                prediction=pred.prediction,
+                rationale=pred.rationale,
+                keyframes_a=k.a.frame_indices if k else [],
+                keyframes_b=k.b.frame_indices if k else [],
+                times_a=k.a.times_s if k else [],
+                times_b=k.b.times_s if k else [],
+                stages=[stages[i].name for i in result.proposal.links.get(pred.key, [])],
+            )
+        )
+    return ComparisonResult(
+        action=action,
+        mode=result.mode,
+        differences=diffs,
+        stages=stages,
+        segmentations=result.segmentations,
+        notes=result.notes,
+        usage=result.usage,
+    )
+
+
+def compare(
+    video_a: Union[str, Path],
+    video_b: Union[str, Path],
+    action: str,
+    *,
+    differences: Optional[Sequence[Union[str, Difference]]] = None,
+    n_differences: Optional[int] = None,
+    config: Optional[Config] = None,
+    fps: Optional[float] = None,
+) -> ComparisonResult:
+    """One-shot comparison (loads models, compares, closes). Reuse ``VidDiff`` for many calls."""
+
+    async def run() -> ComparisonResult:
+        vd = VidDiff(config)
+        try:
+            return await vd.acompare(video_a, video_b, action, differences=differences, n_differences=n_differences, fps=fps)
+        finally:
+            await vd.aclose()
+
+    return _run_sync(run())
+
+
+def cli_compare(args) -> int:
+    cfg = config_from_args(args)
+    result = compare(
+        args.video_a,
+        args.video_b,
+        args.action,
+        differences=args.difference or None,
+        n_differences=args.n_differences,
+        config=cfg,
+        fps=args.fps,
+    )
+    if args.json:
+        print(result.model_dump_json(indent=2))
+    else:
+        print(format_comparison(result))
+    return 0
+
+
+def format_comparison(result: ComparisonResult) -> str:
+    """Human-readable table of a comparison for the terminal."""
+    names = {"a": "A", "b": "B", "c": "similar", None: "invalid"}
+    lines = [f"Action: {result.action}  ({result.mode} mode)", ""]
+    width = max([len(d.description) for d in result.differences] + [10])
+    lines.append(f"{'difference'.ljust(width)}  more true of  keyframes A (s) / B (s)")
+    for d in result.differences:
+        times = f"{_fmt_times(d.times_a)} / {_fmt_times(d.times_b)}"
+        lines.append(f"{d.description.ljust(width)}  {names[d.prediction]:<12}  {times}")
+    for note in result.notes:
+        lines.append(f"note: {note}")
+    total = StageUsage()
+    for usage in result.usage.values():
+        total = total.add(usage)
+    cost = "unknown" if total.cost_usd is None else f"${total.cost_usd:.4f}"
+    lines.append(f"\n{total.calls} model calls ({total.cache_hits} cached), {total.images} images, est. cost {cost}")
+    return "\n".join(lines)
+
+
+def _fmt_times(times: list[float]) -> str:
+    return ",".join(f"{t:.2f}" for t in times) or "-"
+
+
+def _frames_at(video: VideoFrames, frame_indices: list[int]):
+    position = {int(f): i for i, f in enumerate(video.frame_indices)}
+    return [video.frames[position[f]] for f in frame_indices]
+
+
+def _seconds_between(times_a: list[float], times_b: list[float]) -> Optional[float]:
+    gaps = [b - a for times in (times_a, times_b) for a, b in zip(times, times[1:])]
+    return round(sum(gaps) / len(gaps), 3) if gaps else None
+
+
+def _proposal_inputs(kwargs: dict) -> dict:
+    if "differences" in kwargs:
+        return {"differences": [d.model_dump() for d in kwargs["differences"]]}
+    return kwargs
+
+
+def _notify(callback, stage: str) -> None:
+    if callback is not None:
+        callback(stage)
+
+
+def _run_sync(coro):
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    coro.close()
+    raise RuntimeError("called the synchronous API inside a running event loop; use `await VidDiff.acompare(...)`")

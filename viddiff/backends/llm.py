@@ -1,0 +1,535 @@
+"""OpenAI-compatible chat client: JSON answers, retries, bounded concurrency, cache, usage.
+
+Every LLM/VLM call of every stage goes through :class:`ChatClient` so that
+retry policy, re-asks on invalid answers, caching and cost accounting are
+implemented once. It speaks to any OpenAI-compatible server through the
+official ``openai`` SDK, with the SDK's own retries disabled because ours
+also cover dropped connections and malformed bodies, with jitter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import hashlib
+import json
+import logging
+import os
+import random
+import re
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Optional, TypeVar
+
+import openai
+from pydantic import BaseModel, ValidationError
+
+from viddiff.backends.messages import (
+    ImageEncodingError,
+    assistant_message,
+    decode_data_url,
+    encode_image,
+    system_message,
+    user_message,
+)
+from viddiff.backends.usage import UsageMeter, call_cost
+from viddiff.cache import Cache, hash_key
+from viddiff.config import EndpointsConfig, ModelCallConfig
+from viddiff.errors import EndpointError, InvalidAnswerError
+from viddiff.schema import StageUsage
+
+__all__ = [
+    "ChatClient",
+    "UsageMeter",
+    "system_message",
+    "user_message",
+    "encode_image",
+    "ImageEncodingError",
+]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R")
+
+CACHE_NAMESPACE = "chat"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_RETRYABLE_STATUS = {408, 409, 429}
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*(.*?)\s*```$", re.DOTALL)
+_MAX_ERROR_CHARS = 1000
+_REASK = "Your previous answer was not valid: {error}\nAnswer again with only the corrected JSON object."
+
+
+@dataclass(frozen=True)
+class _Target:
+    """A resolved endpoint: where to send and with which key (never logged)."""
+
+    base_url: Optional[str]
+    api_key_env: str
+    api_key: str
+
+    @property
+    def display_url(self) -> str:
+        return self.base_url or DEFAULT_BASE_URL
+
+
+class _TransientError(Exception):
+    """One failed attempt worth retrying; ``retry_after`` is the server's hint in seconds."""
+
+    def __init__(self, description: str, retry_after: Optional[float] = None):
+        super().__init__(description)
+        self.retry_after = retry_after
+
+
+class ChatClient:
+    """Chat completions against OpenAI-compatible endpoints, shared by all stages.
+
+    Safe to use from many asyncio tasks at once (requests are bounded by
+    ``endpoints.max_concurrency``) and from successive ``asyncio.run`` calls
+    (SDK clients and semaphores are kept per event loop).
+    """
+
+    def __init__(self, endpoints: EndpointsConfig, cache: Cache | None = None, cache_nonzero_temperature: bool = True):
+        self.endpoints = endpoints
+        self.cache = cache
+        self.cache_nonzero_temperature = cache_nonzero_temperature
+        self.usage = UsageMeter()
+        self._rng = random.Random()
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Optional[str], str], openai.AsyncOpenAI]]
+        self._clients = weakref.WeakKeyDictionary()
+        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
+        self._semaphores = weakref.WeakKeyDictionary()
+
+    # ------------------------------------------------------------------ public API
+
+    async def complete_json(
+        self,
+        call: ModelCallConfig,
+        messages: list[dict],
+        schema: type[T],
+        *,
+        stage: str = "default",
+        validate: Callable[[T], None] | None = None,
+        meter: UsageMeter | None = None,
+    ) -> T:
+        """Ask for a JSON answer parsed into ``schema``; re-ask on invalid answers.
+
+        ``validate`` adds semantic checks: a ``ValueError`` from it is treated
+        like a schema error (re-asked with its message). Raises
+        :class:`InvalidAnswerError` after ``endpoints.max_reasks`` re-asks.
+        Only valid answers are cached; a cache hit needs neither server nor key.
+        """
+        response_format = self._response_format(schema)
+        params = _request_params(call, response_format)
+        key = self._cache_key(call, messages, params)
+        cached = self._cache_get(key)
+        if cached is not None:
+            try:
+                obj = _parse_json(cached, schema)
+                if validate is not None:
+                    validate(obj)
+            except ValueError:
+                logger.debug("cached answer no longer valid for %s; asking again", schema.__name__)
+            else:
+                self._record_hit(call, stage, meter)
+                return obj
+
+        target = self._target(call)
+        sent = _append_instruction(messages, self._json_instruction(schema))
+        raw = ""
+        error = ""
+        for attempt in range(self.endpoints.max_reasks + 1):
+            content = await self._post(target, call, sent, params, stage, meter)
+            raw = content or ""
+            try:
+                if content is None:
+                    raise ValueError("the answer was empty")
+                obj = _parse_json(raw, schema)
+                if validate is not None:
+                    validate(obj)
+            except ValueError as exc:
+                error = _describe(exc)
+                logger.debug("invalid answer from %s (%s), attempt %d: %s", call.model, stage, attempt + 1, error)
+                sent = [*sent, assistant_message(raw), user_message(_REASK.format(error=error))]
+                continue
+            self._cache_put(key, raw)
+            return obj
+        raise InvalidAnswerError(
+            f"{call.model} ({stage}) gave no valid {schema.__name__} answer in "
+            f"{self.endpoints.max_reasks + 1} attempts; last problem: {error}",
+            raw=raw,
+        )
+
+    async def complete_text(
+        self, call: ModelCallConfig, messages: list[dict], *, stage: str = "default", meter: UsageMeter | None = None
+    ) -> str:
+        """Free-text answer (no JSON, no re-asks)."""
+        params = _request_params(call, None)
+        key = self._cache_key(call, messages, params)
+        cached = self._cache_get(key)
+        if cached is not None:
+            self._record_hit(call, stage, meter)
+            return cached
+        content = await self._post(self._target(call), call, messages, params, stage, meter)
+        if content is None:
+            raise InvalidAnswerError(f"{call.model} ({stage}) returned no text (refusal or tool call)", raw="")
+        self._cache_put(key, content)
+        return content
+
+    def complete_json_sync(
+        self,
+        call: ModelCallConfig,
+        messages: list[dict],
+        schema: type[T],
+        *,
+        stage: str = "default",
+        validate: Callable[[T], None] | None = None,
+        meter: UsageMeter | None = None,
+    ) -> T:
+        """Blocking :meth:`complete_json` for scripts; not usable inside a running event loop."""
+        return self._run_sync(
+            lambda: self.complete_json(call, messages, schema, stage=stage, validate=validate, meter=meter)
+        )
+
+    def complete_text_sync(
+        self, call: ModelCallConfig, messages: list[dict], *, stage: str = "default", meter: UsageMeter | None = None
+    ) -> str:
+        """Blocking :meth:`complete_text` for scripts; not usable inside a running event loop."""
+        return self._run_sync(lambda: self.complete_text(call, messages, stage=stage, meter=meter))
+
+    async def aclose(self) -> None:
+        """Close the HTTP clients opened in the current event loop."""
+        loop = asyncio.get_running_loop()
+        for client in self._clients.pop(loop, {}).values():
+            await client.close()
+
+    # ------------------------------------------------------------------ endpoint and transport
+
+    def _run_sync(self, make: Callable[[], Awaitable[R]]) -> R:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise RuntimeError(
+                "ChatClient *_sync methods cannot run inside a running event loop; await complete_json/complete_text instead"
+            )
+
+        async def run() -> R:
+            try:
+                return await make()
+            finally:
+                await self.aclose()
+
+        return asyncio.run(run())
+
+    def _target(self, call: ModelCallConfig) -> _Target:
+        endpoint = call.endpoint or self.endpoints.default
+        key = os.environ.get(endpoint.api_key_env)
+        if not key:
+            raise EndpointError(
+                f"no API key for model {call.model!r}: environment variable {endpoint.api_key_env} is not set; "
+                f"set {endpoint.api_key_env}=... (or a dummy value for local servers)"
+            )
+        base_url = endpoint.base_url or os.environ.get("OPENAI_BASE_URL") or None
+        return _Target(base_url=base_url, api_key_env=endpoint.api_key_env, api_key=key)
+
+    def _client(self, target: _Target) -> openai.AsyncOpenAI:
+        clients = self._clients.setdefault(asyncio.get_running_loop(), {})
+        slot = (target.base_url, target.api_key)
+        client = clients.get(slot)
+        if client is None:
+            client = openai.AsyncOpenAI(
+                api_key=target.api_key, base_url=target.base_url, max_retries=0, timeout=self.endpoints.timeout_s
+            )
+            clients[slot] = client
+        return client
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        sem = self._semaphores.get(loop)
+        if sem is None:
+            sem = asyncio.Semaphore(self.endpoints.max_concurrency)
+            self._semaphores[loop] = sem
+        return sem
+
+    async def _post(
+        self,
+        target: _Target,
+        call: ModelCallConfig,
+        messages: list[dict],
+        params: dict[str, Any],
+        stage: str,
+        meter: UsageMeter | None,
+    ) -> Optional[str]:
+        """One chat completion with retries on transient failures; returns the message content."""
+        client = self._client(target)
+        attempts = self.endpoints.max_retries + 1
+        last = ""
+        for attempt in range(attempts):
+            started = time.monotonic()
+            try:
+                async with self._semaphore():
+                    response = await self._attempt(client, target, call, messages, params)
+            except _TransientError as exc:
+                last = str(exc)
+                if attempt + 1 < attempts:
+                    delay = self._delay(attempt, exc.retry_after)
+                    logger.debug("%s (%s): %s; retry %d in %.2fs", call.model, stage, last, attempt + 1, delay)
+                    await asyncio.sleep(delay)
+                continue
+            latency = time.monotonic() - started
+            content, usage = self._account(call, messages, response)
+            self._record(stage, usage, meter)
+            logger.debug(
+                "chat model=%s stage=%s latency=%.2fs cached=False tokens=%d+%d",
+                call.model, stage, latency, usage.prompt_tokens, usage.completion_tokens,
+            )
+            return content
+        raise EndpointError(
+            f"{call.model} at {target.display_url} kept failing: {attempts} attempts, last: {last}; "
+            "check that the server is up, or raise endpoints.max_retries / endpoints.timeout_s"
+        )
+
+    async def _attempt(
+        self,
+        client: openai.AsyncOpenAI,
+        target: _Target,
+        call: ModelCallConfig,
+        messages: list[dict],
+        params: dict[str, Any],
+    ) -> Any:
+        """Send once; permanent failures raise :class:`EndpointError`, transient ones :class:`_TransientError`."""
+        try:
+            response = await client.chat.completions.create(messages=messages, **params)  # type: ignore[call-overload,arg-type]
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            if status in _RETRYABLE_STATUS or status >= 500:
+                raise _TransientError(f"HTTP {status}: {_server_message(exc)}", _retry_after(exc.response)) from None
+            raise _permanent_error(exc, target, call) from None
+        except openai.APITimeoutError:
+            raise _TransientError(f"no answer within {self.endpoints.timeout_s}s (endpoints.timeout_s)") from None
+        except openai.APIConnectionError as exc:
+            raise _TransientError(f"connection failed ({exc.__cause__ or exc})") from None
+        except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
+            raise _TransientError(f"malformed response body ({type(exc).__name__})") from None
+        choices = getattr(response, "choices", None)
+        if not isinstance(choices, list) or not choices or getattr(choices[0], "message", None) is None:
+            raise _TransientError("malformed response: no choices[0].message")
+        return response
+
+    def _delay(self, attempt: int, retry_after: Optional[float]) -> float:
+        """Server's Retry-After when given (capped), else exponential backoff with full jitter."""
+        cap = self.endpoints.backoff_max_s
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), cap)
+        return self._rng.uniform(0.0, min(cap, self.endpoints.backoff_base_s * 2**attempt))
+
+    # ------------------------------------------------------------------ usage
+
+    def _account(self, call: ModelCallConfig, messages: list[dict], response: Any) -> tuple[Optional[str], StageUsage]:
+        message = response.choices[0].message
+        content = message.content if isinstance(getattr(message, "content", None), str) else None
+        usage = getattr(response, "usage", None)
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        return content, StageUsage(
+            calls=1,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            images=_count_images(messages),
+            cost_usd=call_cost(self.endpoints.prices, call.model, prompt, completion),
+        )
+
+    def _record(self, stage: str, usage: StageUsage, meter: UsageMeter | None) -> None:
+        self.usage.record(stage, usage)
+        if meter is not None and meter is not self.usage:
+            meter.record(stage, usage)
+
+    def _record_hit(self, call: ModelCallConfig, stage: str, meter: UsageMeter | None) -> None:
+        logger.debug("chat model=%s stage=%s latency=0.00s cached=True", call.model, stage)
+        self._record(stage, StageUsage(cache_hits=1), meter)
+
+    # ------------------------------------------------------------------ JSON mode
+
+    def _response_format(self, schema: type[BaseModel]) -> dict[str, Any]:
+        if self.endpoints.response_format == "json_schema":
+            name = re.sub(r"[^a-zA-Z0-9_-]", "_", schema.__name__)[:64] or "answer"
+            return {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": schema.model_json_schema(), "strict": False},
+            }
+        return {"type": "json_object"}
+
+    def _json_instruction(self, schema: type[BaseModel]) -> str:
+        if self.endpoints.response_format == "json_schema":
+            return "Answer with only a JSON object that follows the response schema."
+        return (
+            "Answer with only a JSON object (no prose, no code fences) matching this JSON schema:\n"
+            + json.dumps(schema.model_json_schema(), separators=(",", ":"))
+        )
+
+    # ------------------------------------------------------------------ cache
+
+    def _cache_key(self, call: ModelCallConfig, messages: list[dict], params: dict[str, Any]) -> Optional[str]:
+        """Key of the original request, or ``None`` when this request must not be cached."""
+        if self.cache is None or (call.temperature > 0 and not self.cache_nonzero_temperature):
+            return None
+        return hash_key({"kind": "chat", "params": params, "messages": [_canonical_message(m) for m in messages]})
+
+    def _cache_get(self, key: Optional[str]) -> Optional[str]:
+        if key is None or self.cache is None:
+            return None
+        value = self.cache.get(CACHE_NAMESPACE, key)
+        if value is None:
+            return None
+        try:
+            content = json.loads(value.decode("utf-8"))["content"]
+        except (ValueError, KeyError, TypeError):
+            logger.debug("ignoring unreadable cache entry %s", key)
+            return None
+        return content if isinstance(content, str) else None
+
+    def _cache_put(self, key: Optional[str], content: str) -> None:
+        if key is not None and self.cache is not None:
+            self.cache.put(CACHE_NAMESPACE, key, json.dumps({"content": content}).encode("utf-8"))
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _request_params(call: ModelCallConfig, response_format: Optional[dict[str, Any]]) -> dict[str, Any]:
+    """Everything sent besides the messages; also the non-message part of the cache key."""
+    params: dict[str, Any] = {"model": call.model, "temperature": call.temperature}
+    if call.max_tokens is not None:
+        params["max_tokens"] = call.max_tokens
+    if call.seed is not None:
+        params["seed"] = call.seed
+    if response_format is not None:
+        params["response_format"] = response_format
+    return params
+
+
+def _canonical_message(message: dict[str, Any]) -> dict[str, Any]:
+    """The message with image data replaced by (sha256 of the encoded bytes, MIME, detail)."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    parts = []
+    for part in content:
+        if isinstance(part, dict) and part.get("type") == "image_url":
+            image = part.get("image_url") or {}
+            url = image.get("url", "")
+            ref: dict[str, Any] = {"detail": image.get("detail")}
+            if url.startswith("data:"):
+                mime, data = decode_data_url(url)
+                ref.update(mime=mime, sha256=hashlib.sha256(data).hexdigest())
+            else:
+                ref["url"] = url
+            parts.append({"type": "image_url", "image": ref})
+        else:
+            parts.append(part)
+    return {**message, "content": parts}
+
+
+def _count_images(messages: list[dict]) -> int:
+    return sum(
+        1
+        for m in messages
+        if isinstance(m.get("content"), list)
+        for part in m["content"]
+        if isinstance(part, dict) and part.get("type") == "image_url"
+    )
+
+
+def _append_instruction(messages: list[dict], text: str) -> list[dict]:
+    """Copy of ``messages`` with ``text`` appended to the last message (the caller's list is untouched)."""
+    if not messages:
+        raise ValueError("messages must not be empty")
+    last = messages[-1]
+    content = last.get("content")
+    if isinstance(content, list):
+        new_content: Any = [*content, {"type": "text", "text": text}]
+    else:
+        new_content = f"{content}\n\n{text}" if content else text
+    return [*messages[:-1], {**last, "content": new_content}]
+
+
+def _parse_json(raw: str, schema: type[T]) -> T:
+    """Parse ``raw`` into ``schema``, tolerating a surrounding code fence."""
+    text = raw.strip()
+    match = _FENCE.match(text)
+    if match:
+        text = match.group(1)
+    return schema.model_validate_json(text)
+
+
+def _describe(exc: ValueError) -> str:
+    """Short, model-readable description of why an answer was rejected."""
+    if isinstance(exc, ValidationError):
+        problems = []
+        for err in exc.errors()[:8]:
+            loc = ".".join(str(p) for p in err["loc"]) or "answer"
+            problems.append(f"{loc}: {err['msg']}")
+        text = "; ".join(problems)
+    else:
+        text = str(exc) or type(exc).__name__
+    return text[:_MAX_ERROR_CHARS]
+
+
+def _server_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    message: Any = None
+    if isinstance(body, dict):
+        message = body.get("message")
+        inner = body.get("error")
+        if message is None and isinstance(inner, dict):
+            message = inner.get("message")
+    if not message:
+        message = exc.response.text if exc.response is not None else str(exc)
+    return str(message)[:_MAX_ERROR_CHARS]
+
+
+def _retry_after(response: Any) -> Optional[float]:
+    """Seconds from ``retry-after-ms`` / ``retry-after`` (seconds or HTTP date), if present."""
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return float(ms) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _permanent_error(exc: openai.APIStatusError, target: _Target, call: ModelCallConfig) -> EndpointError:
+    status = exc.status_code
+    message = _server_message(exc)
+    where = target.display_url
+    if status in (401, 403):
+        return EndpointError(
+            f"{where} refused the API key from {target.api_key_env} (HTTP {status}: {message}); "
+            f"set {target.api_key_env} to a valid key"
+        )
+    if status == 404:
+        return EndpointError(
+            f"model {call.model!r} not found at {where} (HTTP 404: {message}); "
+            "check the model name and the endpoint base_url"
+        )
+    if status in (400, 422):
+        return EndpointError(f"{where} rejected the request for {call.model!r} as invalid (HTTP {status}): {message}")
+    return EndpointError(f"{where} refused the request for {call.model!r} (HTTP {status}): {message}")

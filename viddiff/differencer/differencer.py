@@ -1,0 +1,98 @@
+"""Stage 3 of VidDiff: ask a VLM which video each difference statement is more true of."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from typing import Literal, Optional, Sequence
+
+import numpy as np
+from pydantic import BaseModel
+
+from viddiff.backends.llm import ChatClient, UsageMeter, system_message, user_message
+from viddiff.config import DifferencerConfig
+from viddiff.differencer import prompts
+from viddiff.errors import InvalidAnswerError
+from viddiff.schema import Difference, Letter, Prediction
+
+log = logging.getLogger(__name__)
+STAGE = "differencer"
+
+
+class AnswerABC(BaseModel):
+    answer_detailed: str = ""
+    answer: Literal["a", "b", "c"]
+
+
+class AnswerAB(BaseModel):
+    answer_detailed: str = ""
+    answer: Literal["a", "b"]
+
+
+class Differencer:
+    """One VLM call per (sample, difference, vote); invalid answers are recorded, never guessed."""
+
+    def __init__(self, client: ChatClient, cfg: DifferencerConfig):
+        self.client = client
+        self.cfg = cfg
+        if cfg.n_votes > 1 and cfg.temperature == 0:
+            log.warning("differencer.n_votes=%d with temperature 0: votes will mostly agree", cfg.n_votes)
+
+    async def judge(
+        self,
+        action: str,
+        difference: Difference,
+        frames_a: Sequence[np.ndarray],
+        frames_b: Sequence[np.ndarray],
+        *,
+        seconds_between_frames: Optional[float],
+        meter: Optional[UsageMeter] = None,
+    ) -> Prediction:
+        statement = difference.query_string or difference.description
+        text = prompts.build_prompt(
+            action=action,
+            statement=statement,
+            n_frames_a=len(frames_a),
+            n_frames_b=len(frames_b),
+            seconds_between_frames=seconds_between_frames,
+            options=self.cfg.options,
+        )
+        messages = [
+            system_message(prompts.SYSTEM),
+            user_message(text, *frames_a, *frames_b, image=self.cfg.image),
+        ]
+        schema = AnswerABC if self.cfg.options == "abc" else AnswerAB
+        base_seed = self.cfg.seed or 0
+        votes = await asyncio.gather(
+            *(self._vote(messages, schema, base_seed + i, meter) for i in range(self.cfg.n_votes))
+        )
+        letters: list[Letter] = [v.answer for v, _ in votes if v is not None]
+        raws = [raw for _, raw in votes]
+        rationale = next((v.answer_detailed for v, _ in votes if v is not None), "")
+        return Prediction(
+            key=difference.key,
+            description=difference.description,
+            prediction=self._majority(letters),
+            rationale=rationale,
+            raw_answers=raws,
+            votes=letters,
+        )
+
+    async def _vote(self, messages, schema, seed: int, meter):
+        call = self.cfg if self.cfg.n_votes == 1 else self.cfg.model_copy(update={"seed": seed})
+        try:
+            answer = await self.client.complete_json(call, messages, schema, stage=STAGE, meter=meter)
+        except InvalidAnswerError as exc:
+            log.warning("differencer: invalid answer recorded as invalid: %s", exc)
+            return None, exc.raw
+        return answer, answer.model_dump_json()
+
+    def _majority(self, letters: list[Letter]) -> Optional[Letter]:
+        """Most common valid vote; a tie means the votes cannot tell (``c``, or invalid in ``ab`` mode)."""
+        if not letters:
+            return None
+        counts = Counter(letters).most_common()
+        if len(counts) > 1 and counts[0][1] == counts[1][1]:
+            return "c" if self.cfg.options == "abc" else None
+        return counts[0][0]

@@ -1,0 +1,43 @@
+"""Differencer prompt: keyframes of A then B, one statement, answer a/b(/c)."""
+
+PROMPT_VERSION = "differencer-v1"
+
+SYSTEM = (
+    "You are an expert coach comparing two performances of the same action from video frames. "
+    "The images come from a public research dataset. Answer with JSON only."
+)
+
+_OPTIONS = {
+    "abc": '(a) video A, (b) video B, or (c) they are similar or you cannot tell.',
+    "ab": "(a) video A or (b) video B. You must choose one of them.",
+}
+
+
+def build_prompt(
+    *,
+    action: str,
+    statement: str,
+    n_frames_a: int,
+    n_frames_b: int,
+    seconds_between_frames: float | None,
+    options: str,
+) -> str:
+    """Text placed before the images; says which images belong to which video."""
+    if n_frames_a == 1 and n_frames_b == 1:
+        layout = "The first image is a frame from video A and the second image is a frame from video B."
+    else:
+        layout = (
+            f"The first {n_frames_a} images are frames from video A and the next {n_frames_b} images are frames "
+            "from video B, each in time order."
+        )
+        if seconds_between_frames is not None:
+            layout += f" Within each video, consecutive frames are {seconds_between_frames:.2f} seconds apart."
+    letters = '"a", "b" or "c"' if options == "abc" else '"a" or "b"'
+    return (
+        f'Two videos show people performing this action: "{action}".\n'
+        f"{layout}\n\n"
+        f'Statement: "{statement}"\n'
+        f"Which video is the statement more true of? {_OPTIONS[options]}\n"
+        'Answer as JSON: {"answer_detailed": "<your reasoning about what the frames show>", '
+        f'"answer": {letters}}}'
+    )

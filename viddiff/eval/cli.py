@@ -1,0 +1,31 @@
+"""``viddiff eval``: score a predictions file in the official VidDiffBench format."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from viddiff.config import config_from_args
+from viddiff.data.viddiffbench import load_dataset
+from viddiff.eval.report import DIFFERENCES_FILE, METRICS_FILE, REPORT_FILE, format_table, write_report
+from viddiff.eval.runner import evaluate
+
+logger = logging.getLogger(__name__)
+
+
+def cli_eval(args: argparse.Namespace) -> int:
+    """Validate, score, print the tables, write the report files.
+
+    Files go to ``--output``, or next to the predictions file when it is not
+    given, so scoring a run directory's ``predictions.json`` updates that run.
+    """
+    cfg = config_from_args(args)
+    dataset = load_dataset(cfg.data, splits=args.split)
+    predictions = Path(args.predictions)
+    metrics = evaluate(dataset.samples, predictions, args.mode, cfg)
+    print(format_table(metrics), end="")
+    out_dir = Path(args.output) if args.output else predictions.absolute().parent
+    write_report(out_dir, metrics, cfg=cfg, dataset_source=dataset.source, dataset_revision=dataset.revision)
+    logger.info("wrote %s, %s and %s to %s", METRICS_FILE, DIFFERENCES_FILE, REPORT_FILE, out_dir)
+    return 0

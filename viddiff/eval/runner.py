@@ -1,0 +1,50 @@
+"""``evaluate``: one synchronous call from samples and predictions to metrics.
+
+For scripts and the CLI; inside an event loop use ``score_open`` directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from viddiff.backends.llm import ChatClient
+from viddiff.cache import open_cache
+from viddiff.config import Config
+from viddiff.eval.closed import ClosedMetrics, score_closed
+from viddiff.eval.open import OpenMetrics, score_open
+from viddiff.eval.predictions import load_predictions
+from viddiff.schema import Mode, Sample
+
+
+def evaluate(
+    samples: list[Sample],
+    predictions: Union[str, Path, list[Any]],
+    mode: Mode,
+    cfg: Config,
+    client: Optional[ChatClient] = None,
+) -> Union[ClosedMetrics, OpenMetrics]:
+    """Validate ``predictions`` (a file or the parsed list) and score them.
+
+    Open mode needs the judge: ``client`` if given, else one built from
+    ``cfg.endpoints`` with the cache from ``cfg.cache`` (closed after use).
+    """
+    validated = load_predictions(predictions, mode, samples)
+    if mode == "closed":
+        return score_closed(samples, validated)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise RuntimeError("evaluate() cannot run inside an event loop; await viddiff.eval.score_open(...) instead")
+    if client is not None:
+        return asyncio.run(score_open(samples, validated, client, cfg.eval))
+    cache = open_cache(cfg.cache)
+    try:
+        own = ChatClient(cfg.endpoints, cache=cache, cache_nonzero_temperature=cfg.cache.cache_nonzero_temperature)
+        return asyncio.run(score_open(samples, validated, own, cfg.eval))
+    finally:
+        if cache is not None:
+            cache.close()

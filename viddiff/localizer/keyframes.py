@@ -1,0 +1,72 @@
+"""Keyframe selection for one difference in one video, from stage spans.
+
+The differencer compares like with like: for each difference it sees frames
+from the same stage(s) of both videos. A single-moment difference (``"1"``)
+gets the middle frame of its first linked stage; a motion difference
+(``"gt_1"``) gets a short burst of frames around the middle of its linked
+stages, spaced in time so the VLM can see movement.
+"""
+
+from __future__ import annotations
+
+import math
+
+from viddiff.schema import NumFrames
+
+
+def select_keyframes(
+    spans: list[tuple[int, int]],
+    linked_stages: list[int],
+    num_frames: NumFrames,
+    *,
+    n_frames: int,
+    fps: float,
+    frame_sep_s: float,
+    n_total: int,
+) -> list[int]:
+    """Sorted, distinct positions in the sampled frame sequence (``0 … n_total-1``).
+
+    ``spans`` are ``[start, end)`` positions per stage (from Viterbi or an
+    ablation); ``fps`` is the rate of the sampled sequence.
+
+    ``"1"``: the middle frame (lower middle for even lengths) of the first
+    linked stage. ``"gt_1"``: ``n_frames`` frames centred on the middle of the
+    union of the linked spans, ``frame_sep_s`` apart rounded to sampled frames
+    but at least one frame apart, so low fps never yields repeated frames. The
+    burst is shifted as a whole to fit inside the video, and its spacing shrinks
+    if even that does not fit; a video with fewer than ``n_frames`` frames
+    gives all its frames.
+    """
+    _check_inputs(spans, linked_stages, n_total)
+    if num_frames == "1":
+        start, end = spans[linked_stages[0]]
+        return [(start + end - 1) // 2]
+    if num_frames != "gt_1":
+        raise ValueError(f"num_frames must be '1' or 'gt_1', got {num_frames!r}")
+    if n_frames < 1 or not fps > 0 or not frame_sep_s > 0:
+        raise ValueError(f"need n_frames >= 1, fps > 0 and frame_sep_s > 0, got {n_frames}, {fps}, {frame_sep_s}")
+    if n_total <= n_frames:
+        return list(range(n_total))
+    start = min(spans[k][0] for k in linked_stages)
+    end = max(spans[k][1] for k in linked_stages)
+    centre = (start + end - 1) // 2
+    if n_frames == 1:
+        return [centre]
+    step = max(1, math.floor(frame_sep_s * fps + 0.5))
+    step = min(step, (n_total - 1) // (n_frames - 1))
+    width = (n_frames - 1) * step
+    first = min(max(centre - width // 2, 0), n_total - 1 - width)
+    return list(range(first, first + width + 1, step))
+
+
+def _check_inputs(spans: list[tuple[int, int]], linked_stages: list[int], n_total: int) -> None:
+    if n_total < 1:
+        raise ValueError(f"n_total must be at least 1, got {n_total}")
+    for k, (start, end) in enumerate(spans):
+        if not 0 <= start < end <= n_total:
+            raise ValueError(f"span of stage {k} is {(start, end)}; it must be non-empty and inside [0, {n_total})")
+    if not linked_stages:
+        raise ValueError("linked_stages is empty: every difference must be linked to at least one stage")
+    bad = [k for k in linked_stages if not 0 <= k < len(spans)]
+    if bad:
+        raise ValueError(f"linked stages {bad} do not exist; there are {len(spans)} stages")

@@ -1,0 +1,139 @@
+"""Stage 2 of VidDiff: align the two videos by sub-action stage and pick keyframes.
+
+This module is the I/O-facing glue: it embeds frames and retrieval strings
+with CLIP and hands plain arrays to the pure algorithms (scores, Viterbi,
+ablation segmenters, keyframe selection).
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Optional, Protocol
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from viddiff.config import LocalizerConfig
+from viddiff.localizer.keyframes import select_keyframes
+from viddiff.localizer.scores import stage_costs, stage_scores
+from viddiff.localizer.segment import segment_argmax, segment_from_boundaries, segment_random, segment_uniform
+from viddiff.localizer.viterbi import stage_spans, viterbi_segment
+from viddiff.schema import Keyframes, Proposal, RetrievalFrames, Segmentation, VideoKeyframes
+from viddiff.video import VideoFrames
+
+Spans = list[tuple[int, int]]
+CLIP_METHODS = ("viterbi", "argmax")
+
+
+class Embedder(Protocol):
+    def embed_images(self, frames: np.ndarray) -> np.ndarray: ...
+
+    def embed_texts(self, texts: list[str]) -> np.ndarray: ...
+
+
+class Localization(BaseModel):
+    segmentations: tuple[Segmentation, Segmentation]
+    keyframes: list[Keyframes]
+    notes: list[str] = Field(default_factory=list)
+
+
+class Localizer:
+    """Runs one configured localisation method; CLIP is only touched by the methods that need it."""
+
+    def __init__(self, cfg: LocalizerConfig, embedder: Optional[Embedder] = None):
+        if cfg.method in CLIP_METHODS and embedder is None:
+            raise ValueError(f"localizer.method={cfg.method} needs a CLIP embedder")
+        self.cfg = cfg
+        self.embedder = embedder
+
+    def localize(
+        self,
+        proposal: Proposal,
+        video_a: VideoFrames,
+        video_b: VideoFrames,
+        *,
+        retrieval: Optional[RetrievalFrames] = None,
+        seed: int = 0,
+        sample_key: str = "",
+    ) -> Localization:
+        notes: list[str] = []
+        method = self.cfg.method
+        if method == "oracle":
+            problem = None
+            if retrieval is None or retrieval.stages is None:
+                problem = "the sample has no ground-truth stage annotations"
+            elif any(len(truth.starts) != len(proposal.stages) for truth in retrieval.stages):
+                problem = f"{len(proposal.stages)} proposed stages vs {len(retrieval.stages[0].starts)} annotated"
+            if problem:
+                method = "viterbi" if self.embedder is not None else "uniform"
+                notes.append(f"oracle localisation impossible ({problem}); used {method} instead")
+        text_embs = self._embed_stage_texts(proposal) if method in CLIP_METHODS else None
+        rng = np.random.default_rng([seed, zlib.crc32(sample_key.encode())])
+        spans_ab: list[Spans] = []
+        for i, video in enumerate((video_a, video_b)):
+            n_frames, n_stages = len(video.frame_indices), len(proposal.stages)
+            if method in CLIP_METHODS:
+                scores = stage_scores(self.embedder.embed_images(video.frames), text_embs)
+                if method == "viterbi":
+                    path, _ = viterbi_segment(
+                        stage_costs(scores, self.cfg.eps), np.log(self.cfg.stay_prob), np.log(self.cfg.advance_prob)
+                    )
+                    spans = stage_spans(path, n_stages)
+                else:
+                    spans = segment_argmax(scores)
+            elif method == "uniform":
+                spans = segment_uniform(n_frames, n_stages)
+            elif method == "random":
+                spans = segment_random(n_frames, n_stages, rng)
+            else:
+                truth = retrieval.stages[i]
+                spans = segment_from_boundaries(video.frame_indices, truth.starts, truth.end, n_stages)
+            spans_ab.append([(int(s), int(e)) for s, e in spans])
+
+        keyframes = []
+        for diff in proposal.differences:
+            picked = []
+            for video, spans in zip((video_a, video_b), spans_ab):
+                positions = select_keyframes(
+                    spans,
+                    proposal.links[diff.key],
+                    diff.num_frames,
+                    n_frames=self.cfg.n_frames_multi,
+                    fps=video.fps,
+                    frame_sep_s=self.cfg.frame_sep_s,
+                    n_total=len(video.frame_indices),
+                )
+                if self.cfg.method == "oracle" and retrieval is not None and diff.key in retrieval.keyframes:
+                    truth_frames = retrieval.keyframes[diff.key][len(picked)]
+                    positions = _nearest_positions(video.frame_indices, truth_frames) or positions
+                picked.append(_video_keyframes(video, positions))
+            keyframes.append(Keyframes(key=diff.key, a=picked[0], b=picked[1]))
+        segmentations = tuple(
+            Segmentation(frame_indices=[int(f) for f in video.frame_indices], spans=spans)
+            for video, spans in zip((video_a, video_b), spans_ab)
+        )
+        return Localization(segmentations=segmentations, keyframes=keyframes, notes=notes)
+
+    def _embed_stage_texts(self, proposal: Proposal) -> list[np.ndarray]:
+        """One text-embedding call for all stages' strings, split back per stage."""
+        texts = [t for stage in proposal.stages for t in stage.retrieval_strings]
+        embs = self.embedder.embed_texts(texts)
+        out, start = [], 0
+        for stage in proposal.stages:
+            out.append(embs[start : start + len(stage.retrieval_strings)])
+            start += len(stage.retrieval_strings)
+        return out
+
+
+def _nearest_positions(frame_indices: np.ndarray, wanted: list[int]) -> list[int]:
+    """Sampled positions closest to annotated source frames (deduplicated, sorted)."""
+    frame_indices = np.asarray(frame_indices)
+    return sorted({int(np.abs(frame_indices - f).argmin()) for f in wanted})
+
+
+def _video_keyframes(video: VideoFrames, positions: list[int]) -> VideoKeyframes:
+    times = video.times_s
+    return VideoKeyframes(
+        frame_indices=[int(video.frame_indices[p]) for p in positions],
+        times_s=[round(float(times[p]), 4) for p in positions],
+    )

@@ -1,0 +1,65 @@
+"""Per-stage frame scores from CLIP embeddings, and their Viterbi costs.
+
+A stage is described by several retrieval strings; its score for a frame is the
+mean text–frame similarity over those strings. Raw CLIP similarities live in a
+narrow, model-dependent band, so each stage's scores are min–max normalised
+over time: what matters is *when* in the video a stage looks most likely, not
+the absolute similarity.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+CONSTANT_RANGE = 1e-12
+"""A stage whose scores vary less than this over time (rounding noise of cosine
+similarities) carries no timing information and is scored 0.5 everywhere."""
+
+
+def stage_scores(frame_emb: np.ndarray, stage_text_embs: Sequence[np.ndarray]) -> np.ndarray:
+    """(K, T) normalised scores of T frames for K stages.
+
+    ``frame_emb`` is (T, D) and ``stage_text_embs[k]`` is (S_k, D), both
+    L2-normalised so dot products are cosine similarities.
+    """
+    frames = np.asarray(frame_emb, dtype=np.float64)
+    if frames.ndim != 2 or 0 in frames.shape:
+        raise ValueError(f"frame_emb must be a non-empty (frames, dim) array, got shape {frames.shape}")
+    if len(stage_text_embs) == 0:
+        raise ValueError("stage_text_embs is empty: at least one stage is needed")
+    raw = np.empty((len(stage_text_embs), frames.shape[0]))
+    for k, text in enumerate(stage_text_embs):
+        text = np.asarray(text, dtype=np.float64)
+        if text.ndim != 2 or text.shape[0] == 0 or text.shape[1] != frames.shape[1]:
+            raise ValueError(
+                f"stage_text_embs[{k}] must be a (strings, {frames.shape[1]}) array with at least one string, "
+                f"got shape {text.shape}"
+            )
+        raw[k] = (text @ frames.T).mean(axis=0)
+    return normalise_scores(raw)
+
+
+def normalise_scores(raw: np.ndarray) -> np.ndarray:
+    """Min–max normalise each row of a (K, T) array to [0, 1]; constant rows become 0.5."""
+    raw = np.asarray(raw, dtype=np.float64)
+    if raw.ndim != 2 or 0 in raw.shape:
+        raise ValueError(f"scores must be a non-empty (stages, frames) array, got shape {raw.shape}")
+    if not np.all(np.isfinite(raw)):
+        raise ValueError("scores contain NaN or infinite values; check the embeddings")
+    low = raw.min(axis=1, keepdims=True)
+    span = raw.max(axis=1, keepdims=True) - low
+    flat = span <= CONSTANT_RANGE
+    scaled = (raw - low) / np.where(flat, 1.0, span)
+    return np.where(flat, 0.5, np.clip(scaled, 0.0, 1.0))
+
+
+def stage_costs(scores: np.ndarray, eps: float) -> np.ndarray:
+    """Viterbi emission costs ``-log(scores + eps)``; ``eps`` keeps a zero score finite."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if not eps > 0:
+        raise ValueError(f"eps must be positive, got {eps}")
+    if not np.all(np.isfinite(scores)) or np.any(scores < 0):
+        raise ValueError("scores must be finite and non-negative (normalise them first)")
+    return -np.log(scores + eps)

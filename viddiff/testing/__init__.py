@@ -1,0 +1,1 @@
+"""Helpers for tests and demos: synthetic media writers, no network, no models."""

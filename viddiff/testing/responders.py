@@ -1,0 +1,195 @@
+"""A scripted stand-in for the LLMs/VLMs viddiff calls, for offline tests, demos and benches.
+
+``ScriptedModel`` answers every request the toolkit makes (proposer,
+differencer, open-mode judge and flip check, LMM baselines) with valid,
+deterministic JSON, recognising each request by its response-format schema
+name (or, in ``json_object`` mode, by its wording). Its visual answers are
+computed from the images it is sent (mean brightness of A's frames versus
+B's, direction chosen per statement), so they depend on the videos, flip
+when A and B are swapped, and say ``c`` when both videos are the same —
+enough to exercise the sanity checks end to end. It knows nothing about
+actions: its accuracy is meaningless by design.
+
+Use it with :class:`viddiff.testing.fake_openai.FakeOpenAIServer`::
+
+    with FakeOpenAIServer(ScriptedModel()) as server: ...
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any, Optional
+
+import numpy as np
+
+from viddiff.testing.fake_openai import ChatRequest
+
+OPPOSITES = [("wider", "narrower"), ("deeper", "shallower"), ("higher", "lower"), ("faster", "slower"), ("more", "less")]
+
+
+def _stable_bit(text: str) -> int:
+    return hashlib.sha256(text.encode()).digest()[0] & 1
+
+
+def _after(text: str, marker: str) -> Any:
+    """The JSON value that starts right after ``marker`` in ``text``."""
+    start = text.index(marker) + len(marker)
+    start = min(i for i in (text.find("{", start), text.find("[", start)) if i >= 0)
+    value, _ = json.JSONDecoder().raw_decode(text, start)
+    return value
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z]+", text.lower()))
+
+
+class ScriptedModel:
+    """Responder for ``FakeOpenAIServer``: a deterministic fake of every model viddiff uses."""
+
+    def __init__(self, n_stages: int = 3):
+        self.n_stages = n_stages
+
+    def __call__(self, req: ChatRequest) -> str:
+        kind = self._kind(req)
+        handler = getattr(self, f"_answer_{kind}", None)
+        if handler is None:
+            raise ValueError(f"ScriptedModel does not know how to answer a {kind!r} request")
+        return json.dumps(handler(req))
+
+    def _kind(self, req: ChatRequest) -> str:
+        rf = req.response_format or {}
+        name = (rf.get("json_schema") or {}).get("name") if rf.get("type") == "json_schema" else None
+        text = req.text
+        if name == "StagesAnswer" or name is None and '"stages"' in text:
+            return "refine" if "Remove the strings" in text else "stages"
+        if name is None:
+            for marker, kind in (
+                ("ways in which the two performances could differ", "DifferencesAnswer"),
+                ("list the ids of the differences", "LinksAnswer"),
+                ('"answer_detailed"', "AnswerABC"),
+                ('"matches"', "MatchAnswer"),
+                ('"results"', "FlipAnswer"),
+                ("mapping each id", "ClosedAnswer"),
+                ('"differences": [{"description"', "OpenAnswer"),
+            ):
+                if marker in text:
+                    return kind
+            return "unknown"
+        return name
+
+    # ----------------------------------------------------------------- proposer
+
+    def _answer_DifferencesAnswer(self, req: ChatRequest) -> dict:
+        n = int(re.search(r"List (\d+) ways", req.text).group(1))
+        return {
+            "differences": [
+                {
+                    "name": f"property {i}",
+                    "description": f"property {i} is {'higher' if i % 2 else 'wider'}",
+                    "query_string": f"property {i} is {'higher' if i % 2 else 'wider'}",
+                    "num_frames": "gt_1" if i % 2 else "1",
+                }
+                for i in range(n)
+            ]
+        }
+
+    def _answer_stages(self, req: ChatRequest) -> dict:
+        n_keys = int(re.search(r"at least (\d+) \"retrieval_strings\"", req.text).group(1))
+        return {
+            "stages": [
+                {
+                    "name": f"stage {k}",
+                    "description": f"the person is in phase {k}",
+                    "retrieval_strings": [f"A photo of a person in pose {k}, view {j}" for j in range(n_keys)],
+                }
+                for k in range(self.n_stages)
+            ]
+        }
+
+    def _answer_refine(self, req: ChatRequest) -> dict:
+        stages = []
+        for line in req.text.splitlines():
+            match = re.match(r"\d+\. (.+?): (\".*\")$", line)
+            if match:
+                strings = re.findall(r'"([^"]*)"', match.group(2))
+                stages.append({"name": match.group(1), "description": "", "retrieval_strings": strings[1:] or strings})
+        return {"stages": stages}
+
+    def _answer_LinksAnswer(self, req: ChatRequest) -> dict:
+        stages = re.findall(r"^\d+\. (.+?): ", req.text, flags=re.M)
+        ids = re.findall(r"^(\S+): ", req.text.split("(id: statement):", 1)[1], flags=re.M)
+        return {
+            "links": [
+                {"stage": name, "differences": [d for i, d in enumerate(ids) if i % len(stages) == k]}
+                for k, name in enumerate(stages)
+            ]
+        }
+
+    # ----------------------------------------------------------------- visual answers
+
+    def _direction(self, req: ChatRequest, statement: str, n_a: int) -> Optional[str]:
+        """``a``/``b`` from the brightness of A's images vs B's; ``None`` when they are the same."""
+        images = [np.asarray(p.image.convert("L"), dtype=np.float64).mean() for p in req.images]
+        if not images:
+            return None
+        if n_a < 1 or n_a >= len(images):
+            return None
+        a, b = np.mean(images[:n_a]), np.mean(images[n_a:])
+        if abs(a - b) < 1e-9:
+            return None
+        brighter_a = a > b
+        return "a" if brighter_a ^ bool(_stable_bit(statement)) else "b"
+
+    def _answer_AnswerABC(self, req: ChatRequest) -> dict:
+        statement = re.search(r'Statement: "(.*)"', req.text).group(1)
+        direction = self._direction(req, statement, len(req.images) // 2)
+        return {"answer_detailed": f"compared brightness for: {statement}", "answer": direction or "c"}
+
+    def _answer_AnswerAB(self, req: ChatRequest) -> dict:
+        statement = re.search(r'Statement: "(.*)"', req.text).group(1)
+        return {"answer_detailed": "forced choice", "answer": self._direction(req, statement, len(req.images) // 2) or "a"}
+
+    def _answer_ClosedAnswer(self, req: ChatRequest) -> dict:
+        ids = re.findall(r'^"([^"]+)": ', req.text, flags=re.M)
+        n_a = int(m.group(1)) if (m := re.search(r"The first (\d+) images", req.text)) else len(req.images) // 2
+        return {key: self._direction(req, key, n_a) or "a" for key in ids}
+
+    def _answer_OpenAnswer(self, req: ChatRequest) -> dict:
+        n = int(re.search(r"at most (\d+) differences", req.text).group(1))
+        n_a = int(m.group(1)) if (m := re.search(r"The first (\d+) images", req.text)) else len(req.images) // 2
+        return {
+            "differences": [
+                {"description": f"property {i} is higher", "prediction": self._direction(req, str(i), n_a) or "a"}
+                for i in range(n)
+            ]
+        }
+
+    # ----------------------------------------------------------------- judge
+
+    def _answer_MatchAnswer(self, req: ChatRequest) -> dict:
+        gt = _after(req.text, "G (ground truth):")
+        pred = _after(req.text, "P (predicted):")
+        used: set[str] = set()
+        matches = []
+        for gk, gtext in gt.items():
+            best, best_score = None, 0.5
+            for pk, ptext in pred.items():
+                a, b = _words(gtext), _words(ptext)
+                score = len(a & b) / max(len(a | b), 1)
+                if pk not in used and score >= best_score:
+                    best, best_score = pk, score
+            if best is not None:
+                used.add(best)
+            matches.append({"gt_key": gk, "pred_key": best})
+        return {"matches": matches}
+
+    def _answer_FlipAnswer(self, req: ChatRequest) -> dict:
+        pairs = _after(req.text, "Pairs:")
+        results = []
+        for pair in pairs:
+            first, second = _words(pair["first"]), _words(pair["second"])
+            flipped = any((x in first and y in second) or (y in first and x in second) for x, y in OPPOSITES)
+            results.append(int(flipped))
+        return {"results": results}
