@@ -9,6 +9,7 @@ so the API and ``viddiff run`` can never drift apart.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import threading
@@ -105,6 +106,10 @@ class VidDiff:
 
                 self._embedder = ClipEmbedder(self.config.localizer.clip, self.cache)
             return self._embedder
+
+    def clip_stats(self) -> Optional[dict]:
+        """CLIP forward passes and cache hits so far (``None`` if CLIP was never needed)."""
+        return dataclasses.asdict(self._embedder.stats) if self._embedder is not None else None
 
     def _localizer(self) -> Localizer:
         needs_clip = self.config.localizer.method in CLIP_METHODS or self.config.localizer.method == "oracle"

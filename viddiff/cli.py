@@ -126,7 +126,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     level = logging.DEBUG if args.debug else logging.WARNING if args.quiet else logging.INFO
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-    for noisy in ("httpx", "openai", "httpcore", "urllib3", "PIL"):
+    for noisy in ("httpx", "httpx2", "openai", "httpcore", "urllib3", "PIL"):
         logging.getLogger(noisy).setLevel(logging.WARNING if not args.debug else logging.DEBUG)
     try:
         return int(_resolve(args.handler)(args) or 0)

@@ -131,6 +131,8 @@ class ClipConfig(_Section):
     """open_clip pretrained tag; ``null`` = random weights (tests only, meaningless scores)."""
     checkpoint: Optional[str] = None
     """Local checkpoint file, used instead of downloading ``pretrained``."""
+    arch_config: Optional[str] = None
+    """open_clip model-config JSON defining a custom architecture; its file name (without .json) must equal ``model``."""
     device: str = "auto"
     batch_size: int = Field(default=32, ge=1)
     precision: Literal["auto", "fp32", "fp16", "bf16"] = "auto"
@@ -180,8 +182,9 @@ class CacheConfig(_Section):
 
 
 class BaselineConfig(ModelCallConfig):
-    max_images: int = Field(default=150, ge=2)
-    """Frame budget for A+B together; both videos are subsampled uniformly to fit."""
+    max_images: Optional[int] = Field(default=None, ge=2)
+    """Frame budget for A+B together; both videos are subsampled uniformly to fit.
+    ``None`` = the model's known per-request image limit (``viddiff.baselines.budget``)."""
     video_input: bool = False
     """Send each video as one ``video_url`` item (vLLM Qwen2.5-VL) instead of frames."""
     image: ImageConfig = Field(default_factory=lambda: ImageConfig(max_side=512, detail="auto"))

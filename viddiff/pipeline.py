@@ -194,7 +194,11 @@ def run_benchmark(
         if failures:
             write_json_atomic(out_dir / "errors.json", failures)
         usage = total_usage(done)
-        write_json_atomic(out_dir / "usage.json", {k: v.model_dump() for k, v in usage.items()})
+        clip_stats = getattr(vd, "clip_stats", lambda: None)()
+        write_json_atomic(
+            out_dir / "usage.json",
+            {"by_stage": {k: v.model_dump() for k, v in usage.items()}, "clip": clip_stats, "n_samples": len(done)},
+        )
         metrics = evaluate(dataset.samples, predictions, mode, cfg, client=vd.client)
         write_report(out_dir, metrics, cfg=cfg, dataset_source=dataset.source, dataset_revision=dataset.revision)
     finally:

@@ -1,7 +1,7 @@
 """ClipEmbedder on CPU with random weights (offline, the real open_clip code path).
 
-Most tests use ``viddiff-test-tiny-clip`` (the JSON beside this file, registered
-with ``open_clip.add_model_config``; ~3 M parameters, 32-d) so that building a
+Most tests use ``viddiff-test-tiny-clip`` (``viddiff/testing/viddiff-test-tiny-clip.json``,
+given as ``localizer.clip.arch_config``; ~3 M parameters, 32-d) so that building a
 model costs milliseconds; one test runs the smallest built-in, ``ViT-S-32-alt``.
 """
 
@@ -25,21 +25,18 @@ from viddiff.backends.clip import ClipEmbedder, EmbedInputError, frame_hash
 from viddiff.cache import Cache
 from viddiff.config import ClipConfig, ConfigError
 from viddiff.errors import ModelLoadError
+from viddiff.testing import TINY_CLIP_CONFIG, TINY_CLIP_MODEL
 
-MODEL = "viddiff-test-tiny-clip"
+MODEL = TINY_CLIP_MODEL
 DIM = 32
-TINY_CONFIG = Path(__file__).with_name(f"{MODEL}.json")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _tiny_model_registered() -> None:
-    if open_clip.get_model_config(MODEL) is None:
-        open_clip.add_model_config(TINY_CONFIG)
+TINY_CONFIG = TINY_CLIP_CONFIG
 
 
 def _cfg(**overrides: object) -> ClipConfig:
     values: dict[str, object] = {"model": MODEL, "pretrained": None, "device": "cpu", "batch_size": 4}
     values.update(overrides)
+    if values["model"] == MODEL:
+        values.setdefault("arch_config", str(TINY_CONFIG))
     return ClipConfig(**values)
 
 
@@ -165,11 +162,14 @@ def test_random_init_is_deterministic_and_leaves_global_rng_alone() -> None:
     torch.manual_seed(123)
     expected_draw = torch.rand(3)
     torch.manual_seed(123)
-    first = ClipEmbedder(_cfg()).embed_images(frames)
+    first_embedder = ClipEmbedder(_cfg())
+    first = first_embedder.embed_images(frames)
     assert torch.equal(torch.rand(3), expected_draw)
     second = ClipEmbedder(_cfg())
     np.testing.assert_array_equal(second.embed_images(frames), first)
-    assert second.model_id == f"{MODEL}:random-init:0:open_clip-{open_clip.__version__}"
+    assert second.model_id == first_embedder.model_id
+    assert second.model_id.startswith(f"{MODEL}:config-sha256=")
+    assert second.model_id.endswith(f":random-init:0:open_clip-{open_clip.__version__}")
 
 
 def test_checkpoint_file_is_loaded(tmp_path: Path) -> None:

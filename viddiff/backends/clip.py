@@ -113,6 +113,8 @@ def _validate_model_choice(cfg: ClipConfig) -> Optional[dict[str, Any]]:
 
     Returns the pretrained tag's config (hub repo, preprocessing), if a tag is set.
     """
+    if cfg.arch_config is not None:
+        _register_arch_config(cfg)
     if open_clip.get_model_config(cfg.model) is None:
         raise ModelLoadError(
             f"localizer.clip.model={cfg.model!r} is not a built-in open_clip architecture "
@@ -136,6 +138,19 @@ def _validate_model_choice(cfg: ClipConfig) -> Optional[dict[str, Any]]:
     return tag_cfg
 
 
+def _register_arch_config(cfg: ClipConfig) -> None:
+    """Make a custom architecture (open_clip model-config JSON) known to open_clip under ``cfg.model``."""
+    path = Path(cfg.arch_config).expanduser()
+    if not path.is_file():
+        raise ModelLoadError(f"localizer.clip.arch_config={cfg.arch_config!r}: file not found")
+    if path.stem != cfg.model:
+        raise ModelLoadError(
+            f"localizer.clip.arch_config {path.name} defines architecture {path.stem!r}, "
+            f"but localizer.clip.model is {cfg.model!r}; they must match"
+        )
+    open_clip.add_model_config(path)
+
+
 def _model_id(cfg: ClipConfig) -> str:
     if cfg.checkpoint is not None:
         digest = file_sha256(Path(cfg.checkpoint).expanduser())
@@ -143,7 +158,8 @@ def _model_id(cfg: ClipConfig) -> str:
         return f"{cfg.model}:checkpoint-sha256={digest}{preprocess}"
     if cfg.pretrained is not None:
         return f"{cfg.model}:{cfg.pretrained}"
-    return f"{cfg.model}:random-init:{RANDOM_INIT_SEED}:open_clip-{open_clip.__version__}"
+    arch = f":config-sha256={file_sha256(Path(cfg.arch_config).expanduser())[:16]}" if cfg.arch_config else ""
+    return f"{cfg.model}{arch}:random-init:{RANDOM_INIT_SEED}:open_clip-{open_clip.__version__}"
 
 
 def _as_frames(frames: Frames) -> list[np.ndarray]:

@@ -1,6 +1,13 @@
-"""LMM baseline prompts (paper appendix F.3), written for this project."""
+"""LMM baseline prompts (task of the paper's appendix F.3), written for this project.
 
-PROMPT_VERSION = "lmm-baseline-v1"
+The text says how many frames belong to each video, in which order, and at
+which frame rate, because a model that sees one flat list of images cannot
+otherwise tell where video A ends or how fast the motion is.
+"""
+
+from __future__ import annotations
+
+PROMPT_VERSION = "lmm-baseline-v2"
 
 SYSTEM = (
     "You are an expert coach comparing two videos of people performing the same action. "
@@ -8,25 +15,38 @@ SYSTEM = (
 )
 
 
-def video_layout(n_a: int, n_b: int, fps: float, as_video: bool) -> str:
+def _rate(fps: float) -> str:
+    return f"{fps:.3g} frames per second ({1 / fps:.3g} s between frames)"
+
+
+def video_layout(n_a: int, n_b: int, fps_a: float, fps_b: float, as_video: bool) -> str:
+    """One sentence on how the media that follow are laid out."""
+    same = abs(fps_a - fps_b) < 1e-9
     if as_video:
-        return f"The first video is video A and the second video is video B. Both are sampled at {fps:g} frames per second."
+        rates = f"both sampled at {_rate(fps_a)}" if same else f"A at {_rate(fps_a)}, B at {_rate(fps_b)}"
+        return f"You are given two videos, first video A ({n_a} frames) then video B ({n_b} frames), {rates}."
+    rates = f"both sampled at {_rate(fps_a)}" if same else f"A sampled at {_rate(fps_a)}, B at {_rate(fps_b)}"
     return (
-        f"The first {n_a} images are the frames of video A and the following {n_b} images are the frames of video B, "
-        f"each in time order, sampled at {fps:g} frames per second."
+        f"The first {n_a} images are the frames of video A and the following {n_b} images are the frames of "
+        f"video B, each in time order, {rates}."
     )
+
+
+def video_label(name: str, n_frames: int, fps: float) -> str:
+    """Text placed right before a video's frames, so the boundary between A and B is explicit."""
+    return f"Video {name} ({n_frames} frames at {fps:.3g} fps):"
 
 
 def closed_prompt(action: str, layout: str, statements: dict[str, str]) -> str:
     listing = "\n".join(f'"{key}": {text}' for key, text in statements.items())
-    keys = ", ".join(f'"{k}": "a"' for k in list(statements)[:2])
+    example = ", ".join(f'"{key}": "a"' for key in list(statements)[:2])
     return (
         f'Both videos show people performing this action: "{action}".\n{layout}\n\n'
         "Here are statements about how the action is performed, each with its id:\n"
         f"{listing}\n\n"
         'For every statement, say whether it is more true of video A ("a") or of video B ("b"). '
         "Look carefully at how each person moves; you must choose a or b for every id.\n"
-        f'Answer as JSON mapping each id to "a" or "b", e.g. {{{keys}, ...}}.'
+        f'Answer as JSON mapping each id to "a" or "b", e.g. {{{example}, ...}}.'
     )
 
 
@@ -34,8 +54,9 @@ def open_prompt(action: str, layout: str, n_differences: int) -> str:
     return (
         f'Both videos show people performing this action: "{action}".\n{layout}\n\n'
         f"List at most {n_differences} differences in how the action is performed in the two videos. "
-        "Each difference is a short visual statement about the performance (for example \"the squat is deeper\") "
-        'that does not name a video, with "prediction" "a" if the statement is more true of video A or "b" if of video B. '
-        "Focus on differences that matter to a coach; do not describe the background, clothing or camera.\n"
+        'Each difference is a short visual statement about the performance (for example "the squat is deeper") '
+        'that does not name a video, with "prediction" "a" if the statement is more true of video A or "b" if '
+        "it is more true of video B. Focus on differences that matter to a coach; do not describe the background, "
+        "clothing or camera.\n"
         'Answer as JSON: {"differences": [{"description": "...", "prediction": "a"}, ...]}'
     )

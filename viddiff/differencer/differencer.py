@@ -5,29 +5,39 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from typing import Literal, Optional, Sequence
+from typing import Annotated, Literal, Optional, Sequence, Union
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, BeforeValidator
 
 from viddiff.backends.llm import ChatClient, UsageMeter, system_message, user_message
 from viddiff.config import DifferencerConfig
 from viddiff.differencer import prompts
-from viddiff.errors import InvalidAnswerError
+from viddiff.errors import InvalidAnswerError, ViddiffError
 from viddiff.schema import Difference, Letter, Prediction
 
 log = logging.getLogger(__name__)
 STAGE = "differencer"
 
 
+def _letter(value: object) -> object:
+    """``"A"``, ``" (b) "``, ``"c."`` → the bare lower-case letter; anything else is left for validation to reject."""
+    if isinstance(value, str):
+        return value.strip().strip("().").strip().lower()
+    return value
+
+
 class AnswerABC(BaseModel):
     answer_detailed: str = ""
-    answer: Literal["a", "b", "c"]
+    answer: Annotated[Literal["a", "b", "c"], BeforeValidator(_letter)]
 
 
 class AnswerAB(BaseModel):
     answer_detailed: str = ""
-    answer: Literal["a", "b"]
+    answer: Annotated[Literal["a", "b"], BeforeValidator(_letter)]
+
+
+Answer = Union[AnswerABC, AnswerAB]
 
 
 class Differencer:
@@ -49,6 +59,12 @@ class Differencer:
         seconds_between_frames: Optional[float],
         meter: Optional[UsageMeter] = None,
     ) -> Prediction:
+        """Ask ``n_votes`` times; the majority of the valid answers wins, ``None`` when there is none."""
+        if not len(frames_a) or not len(frames_b):
+            raise ViddiffError(
+                f"difference {difference.key!r}: need at least one frame of each video, "
+                f"got {len(frames_a)} of A and {len(frames_b)} of B"
+            )
         statement = difference.query_string or difference.description
         text = prompts.build_prompt(
             action=action,
@@ -69,17 +85,21 @@ class Differencer:
         )
         letters: list[Letter] = [v.answer for v, _ in votes if v is not None]
         raws = [raw for _, raw in votes]
-        rationale = next((v.answer_detailed for v, _ in votes if v is not None), "")
+        prediction = self._majority(letters)
+        agreeing = [v.answer_detailed for v, _ in votes if v is not None and v.answer == prediction]
         return Prediction(
             key=difference.key,
             description=difference.description,
-            prediction=self._majority(letters),
-            rationale=rationale,
+            prediction=prediction,
+            rationale=agreeing[0] if agreeing else "",
             raw_answers=raws,
             votes=letters,
         )
 
-    async def _vote(self, messages, schema, seed: int, meter):
+    async def _vote(
+        self, messages: list[dict], schema: type[Answer], seed: int, meter: Optional[UsageMeter]
+    ) -> tuple[Optional[Answer], str]:
+        """One answer and its raw text; an answer still invalid after the client's re-asks is ``None``."""
         call = self.cfg if self.cfg.n_votes == 1 else self.cfg.model_copy(update={"seed": seed})
         try:
             answer = await self.client.complete_json(call, messages, schema, stage=STAGE, meter=meter)

@@ -27,8 +27,8 @@ def build_prompt(
         layout = "The first image is a frame from video A and the second image is a frame from video B."
     else:
         layout = (
-            f"The first {n_frames_a} images are frames from video A and the next {n_frames_b} images are frames "
-            "from video B, each in time order."
+            f"The first {_images(n_frames_a)} from video A and the next {_images(n_frames_b)} from video B, "
+            "each in time order."
         )
         if seconds_between_frames is not None:
             layout += f" Within each video, consecutive frames are {seconds_between_frames:.2f} seconds apart."
@@ -41,3 +41,7 @@ def build_prompt(
         'Answer as JSON: {"answer_detailed": "<your reasoning about what the frames show>", '
         f'"answer": {letters}}}'
     )
+
+
+def _images(n: int) -> str:
+    return "image is a frame" if n == 1 else f"{n} images are frames"

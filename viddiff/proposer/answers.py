@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from viddiff.schema import NumFrames
 
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+"""A non-blank string, stripped: a name of only spaces is re-asked, not accepted as empty."""
+
 
 class ProposedDifference(BaseModel):
-    name: str = Field(min_length=1)
-    description: str = Field(min_length=1)
+    name: Text
+    description: Text
     query_string: str = ""
     num_frames: NumFrames = "1"
 
@@ -19,7 +24,7 @@ class DifferencesAnswer(BaseModel):
 
 
 class ProposedStage(BaseModel):
-    name: str = Field(min_length=1)
+    name: Text
     description: str = ""
     retrieval_strings: list[str]
 
@@ -29,6 +34,9 @@ class StagesAnswer(BaseModel):
 
 
 class StageLink(BaseModel):
+    # Difference ids are numerals ("0", "1"), which models often write as JSON numbers.
+    model_config = ConfigDict(coerce_numbers_to_str=True)
+
     stage: str
     differences: list[str] = Field(default_factory=list)
 

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import logging
-from typing import Optional
+from typing import Callable, Optional, TypeVar
+
+from pydantic import BaseModel
 
 from viddiff.backends.llm import ChatClient, UsageMeter, system_message, user_message
 from viddiff.config import ProposerConfig
-from viddiff.errors import InvalidAnswerError
+from viddiff.errors import InvalidAnswerError, ViddiffError
 from viddiff.proposer import prompts
 from viddiff.proposer.answers import DifferencesAnswer, LinksAnswer, StagesAnswer
-from viddiff.proposer.matching import best_match, normalise
+from viddiff.proposer.matching import best_match, best_owner, normalise, same
 from viddiff.schema import Difference, Proposal, Stage
 
 log = logging.getLogger(__name__)
 STAGE = "proposer"
+T = TypeVar("T", bound=BaseModel)
 
 
 class Proposer:
@@ -36,10 +39,16 @@ class Proposer:
         notes: list[str] = []
         if differences is None:
             if not n_differences or n_differences < 1:
-                raise ValueError("open mode needs n_differences >= 1")
+                raise ViddiffError(
+                    f"open mode needs n_differences >= 1, got {n_differences!r}; "
+                    "set the sample's n_differences_open (or pass n_differences)"
+                )
             differences = await self.propose_differences(action, n_differences, meter)
         if not differences:
-            raise ValueError("no differences to localise")
+            raise ViddiffError("closed mode got an empty list of differences: give at least one statement to check")
+        keys = [d.key for d in differences]
+        if len(set(keys)) != len(keys):
+            raise ViddiffError(f"difference keys must be distinct, got {keys}")
         stages = await self.propose_stages(action, meter)
         if self.cfg.refine_retrieval_strings:
             stages = await self.refine_stages(action, stages, notes, meter)
@@ -48,7 +57,13 @@ class Proposer:
             log.info("proposer: %s", note)
         return Proposal(differences=differences, stages=stages, links=links, notes=notes)
 
-    async def _ask(self, text: str, schema, meter, validate=None):
+    async def _ask(
+        self,
+        text: str,
+        schema: type[T],
+        meter: Optional[UsageMeter],
+        validate: Optional[Callable[[T], None]] = None,
+    ) -> T:
         return await self.client.complete_json(
             self.cfg,
             [system_message(prompts.SYSTEM), user_message(text)],
@@ -74,9 +89,9 @@ class Proposer:
         return [
             Difference(
                 key=str(i),
-                name=d.name.strip(),
-                description=d.description.strip(),
-                query_string=(d.query_string or d.description).strip(),
+                name=d.name,
+                description=d.description,
+                query_string=d.query_string.strip() or d.description,
                 num_frames=d.num_frames,
             )
             for i, d in enumerate(answer.differences)
@@ -92,8 +107,8 @@ class Proposer:
             if len(set(names)) != len(names):
                 raise ValueError("stage names must be distinct")
             for s in answer.stages:
-                if len([r for r in s.retrieval_strings if r.strip()]) < n_keys:
-                    raise ValueError(f"stage {s.name!r} has fewer than {n_keys} retrieval strings")
+                if len(_clean_strings(s.retrieval_strings)) < n_keys:
+                    raise ValueError(f"stage {s.name!r} has fewer than {n_keys} distinct retrieval strings")
 
         answer = await self._ask(
             prompts.STAGES.format(action=action, max_stages=max_stages, n_retrieval_keys=n_keys),
@@ -102,18 +117,18 @@ class Proposer:
             validate,
         )
         return [
-            Stage(
-                name=s.name.strip(),
-                description=s.description.strip(),
-                retrieval_strings=[r.strip() for r in s.retrieval_strings if r.strip()],
-            )
+            Stage(name=s.name, description=s.description.strip(), retrieval_strings=_clean_strings(s.retrieval_strings))
             for s in answer.stages
         ]
 
     async def refine_stages(
         self, action: str, stages: list[Stage], notes: list[str], meter: Optional[UsageMeter]
     ) -> list[Stage]:
-        """Drop retrieval strings that are not distinctive of their stage; keep the originals on failure."""
+        """Drop retrieval strings that are not distinctive of their stage; keep the originals on failure.
+
+        The refinement may only remove strings: anything it returns that is not
+        (up to the fuzzy threshold) one of the stage's original strings is ignored.
+        """
         threshold = self.cfg.fuzzy_match_threshold
         listing = "\n".join(
             f"{i + 1}. {s.name}: " + "; ".join(f'"{r}"' for r in s.retrieval_strings) for i, s in enumerate(stages)
@@ -125,7 +140,7 @@ class Proposer:
             for original, refined in zip(stages, answer.stages):
                 if best_match(refined.name, [original.name], threshold) is None:
                     raise ValueError(f"stage {refined.name!r} does not match {original.name!r} at its position")
-                if not any(r.strip() for r in refined.retrieval_strings):
+                if not _clean_strings(refined.retrieval_strings):
                     raise ValueError(f"stage {original.name!r} lost all its retrieval strings")
 
         try:
@@ -135,13 +150,17 @@ class Proposer:
             return stages
         refined_stages = []
         for original, refined in zip(stages, answer.stages):
-            kept = []
-            for text in refined.retrieval_strings:
+            kept: list[str] = []
+            for text in _clean_strings(refined.retrieval_strings):
                 idx = best_match(text, original.retrieval_strings, threshold)
                 if idx is None:
                     notes.append(f"refinement invented string {text!r} for stage {original.name!r}; ignored")
-                elif original.retrieval_strings[idx] not in kept:
-                    kept.append(original.retrieval_strings[idx])
+                    continue
+                known = original.retrieval_strings[idx]
+                if not same(text, known):
+                    notes.append(f"refinement string {text!r} taken as the original {known!r}")
+                if known not in kept:
+                    kept.append(known)
             if not kept:
                 notes.append(f"refinement kept no known string for stage {original.name!r}; kept the originals")
                 kept = original.retrieval_strings
@@ -156,37 +175,49 @@ class Proposer:
         notes: list[str],
         meter: Optional[UsageMeter],
     ) -> dict[str, list[int]]:
-        """Map each difference key to stage indices, repairing names and falling back to the middle stage."""
+        """Map each difference key to stage indices, repairing names and falling back to the middle stage.
+
+        The prompt lists stages as ``"N. name: description"`` and differences as
+        ``"key: description"``; answers that copy a listing line, or name a
+        difference by its name or statement instead of its id, are repaired by
+        fuzzy matching above the threshold. Every repair and fallback is noted.
+        """
         threshold = self.cfg.fuzzy_match_threshold
-        stage_listing = "\n".join(f"{i + 1}. {s.name}: {s.description}" for i, s in enumerate(stages))
-        diff_listing = "\n".join(f"{d.key}: {d.description}" for d in differences)
+        stage_lines = [f"{i + 1}. {s.name}" for i, s in enumerate(stages)]
+        stage_listing = "\n".join(f"{line}: {s.description}" for line, s in zip(stage_lines, stages))
+        diff_lines = [f"{d.key}: {d.description}" for d in differences]
         keys = [d.key for d in differences]
-        names = [d.name for d in differences]
+        stage_aliases = [[s.name, line] for s, line in zip(stages, stage_lines)]
+        diff_aliases = [[line, d.name, d.description] for line, d in zip(diff_lines, differences)]
         links: dict[str, set[int]] = {k: set() for k in keys}
         try:
             answer = await self._ask(
-                prompts.LINKS.format(action=action, stages=stage_listing, differences=diff_listing), LinksAnswer, meter
+                prompts.LINKS.format(action=action, stages=stage_listing, differences="\n".join(diff_lines)),
+                LinksAnswer,
+                meter,
             )
             entries = answer.links
         except InvalidAnswerError as exc:
             notes.append(f"linking failed ({exc}); every difference falls back to the middle stage")
             entries = []
         for entry in entries:
-            stage_idx = best_match(entry.stage, [s.name for s in stages], threshold)
+            stage_idx = best_owner(entry.stage, stage_aliases, threshold)
             if stage_idx is None:
                 notes.append(f"link to unknown stage {entry.stage!r} ignored")
                 continue
+            if not same(entry.stage, stages[stage_idx].name):
+                notes.append(f"stage {entry.stage!r} matched to {stages[stage_idx].name!r}")
             for ref in entry.differences:
-                ref = str(ref).strip()
+                ref = ref.strip()
                 if ref in links:
                     links[ref].add(stage_idx)
                     continue
-                name_idx = best_match(ref, names, threshold)
-                if name_idx is None:
+                diff_idx = best_owner(ref, diff_aliases, threshold)
+                if diff_idx is None:
                     notes.append(f"link to unknown difference {ref!r} ignored")
                     continue
-                notes.append(f"difference {ref!r} matched by name to key {keys[name_idx]!r}")
-                links[keys[name_idx]].add(stage_idx)
+                notes.append(f"difference {ref!r} matched to key {keys[diff_idx]!r}")
+                links[keys[diff_idx]].add(stage_idx)
         middle = (len(stages) - 1) // 2
         result: dict[str, list[int]] = {}
         for key in keys:
@@ -195,3 +226,15 @@ class Proposer:
                 links[key].add(middle)
             result[key] = sorted(links[key])
         return result
+
+
+def _clean_strings(strings: list[str]) -> list[str]:
+    """Stripped, non-empty, first occurrence of each (duplicates would only add weight to one description)."""
+    seen: set[str] = set()
+    out = []
+    for text in strings:
+        text = text.strip()
+        if text and normalise(text) not in seen:
+            seen.add(normalise(text))
+            out.append(text)
+    return out

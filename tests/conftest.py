@@ -1,0 +1,37 @@
+"""Fixtures shared by the end-to-end tests: a small synthetic benchmark and a scripted fake model server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from viddiff.data.synthetic import write_synthetic_benchmark
+from viddiff.testing import offline_overrides
+from viddiff.testing.fake_openai import FakeOpenAIServer
+from viddiff.testing.responders import ScriptedModel
+
+
+@pytest.fixture(scope="session")
+def synth_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three pairs: an image-directory video, a trimmed video, a plain pair; two actions, two splits."""
+    out = tmp_path_factory.mktemp("synth-e2e")
+    write_synthetic_benchmark(out, pairs=3, seed=5)
+    return out
+
+
+@pytest.fixture(scope="session")
+def scripted_server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer(ScriptedModel()) as server:
+        yield server
+
+
+@pytest.fixture
+def offline_sets(tmp_path: Path, scripted_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """``--set`` arguments for an offline run with a fresh cache in this test's tmp dir."""
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    args: list[str] = []
+    for item in offline_overrides(scripted_server.base_url, str(tmp_path / "cache.sqlite")):
+        args += ["--set", item]
+    return args
