@@ -106,8 +106,9 @@ class DataConfig(_Section):
     fps_by_domain: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_FPS_BY_DOMAIN))
     default_fps: float = Field(default=4.0, gt=0)
     """Inference fps for domains missing from ``fps_by_domain``."""
-    max_side: Optional[int] = Field(default=None, ge=16)
-    """Downscale decoded frames so the longer side is at most this (bounds memory on 4K/8K input)."""
+    max_side: Optional[int] = Field(default=1920, ge=16)
+    """Downscale decoded frames so the longer side is at most this: bounds memory on 4K/8K uploads while
+    keeping 1080p (VidDiffBench's largest) at full resolution. ``null`` = never downscale."""
     video_backend: Literal["auto", "decord", "pyav"] = "auto"
     subset_per_action: Optional[int] = Field(default=None, ge=1)
     limit: Optional[int] = Field(default=None, ge=1)

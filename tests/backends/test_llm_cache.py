@@ -160,3 +160,46 @@ def test_cache_is_shared_with_another_process(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == {"answer": "n0", "hits": 1}
     assert len(server.requests) == 1
+
+
+def test_identical_requests_in_flight_together_cost_one_call(cache: Cache) -> None:
+    """Concurrent samples asking the same (cacheable) question share one HTTP call."""
+    import asyncio
+
+    msgs = [user_message("same question for every sample")]
+    other = [user_message("a different question")]
+    with FakeOpenAIServer(_counting_responder, latency_s=0.2) as server:
+        client = ChatClient(_endpoints(server), cache=cache)
+
+        async def go():
+            try:
+                return await asyncio.gather(
+                    *(client.complete_json(CALL, msgs, Verdict, stage="p") for _ in range(5)),
+                    client.complete_json(CALL, other, Verdict, stage="p"),
+                )
+            finally:
+                await client.aclose()
+
+        answers = asyncio.run(go())
+    assert len(server.requests) == 2
+    assert len({a.answer for a in answers[:5]}) == 1 and answers[5] != answers[0]
+    usage = client.usage.by_stage()["p"]
+    assert usage.calls == 2 and usage.cache_hits == 4
+
+
+def test_uncached_identical_requests_are_not_merged(tmp_path: Path) -> None:
+    """Without a cache (or for uncacheable requests) every request is really sent."""
+    import asyncio
+
+    msgs = [user_message("q")]
+    with FakeOpenAIServer(_counting_responder, latency_s=0.05) as server:
+        client = ChatClient(_endpoints(server), cache=None)
+
+        async def go():
+            try:
+                return await asyncio.gather(*(client.complete_json(CALL, msgs, Verdict) for _ in range(3)))
+            finally:
+                await client.aclose()
+
+        asyncio.run(go())
+    assert len(server.requests) == 3

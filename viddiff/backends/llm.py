@@ -10,6 +10,7 @@ also cover dropped connections and malformed bodies, with jitter.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import hashlib
 import json
@@ -20,7 +21,7 @@ import re
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Optional, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, Optional, TypeVar
 
 import openai
 from pydantic import BaseModel, ValidationError
@@ -100,6 +101,7 @@ class ChatClient:
         self._clients = weakref.WeakKeyDictionary()
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
         self._semaphores = weakref.WeakKeyDictionary()
+        self._inflight: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, list]] = weakref.WeakKeyDictionary()
 
     # ------------------------------------------------------------------ public API
 
@@ -123,6 +125,20 @@ class ChatClient:
         response_format = self._response_format(schema)
         params = _request_params(call, response_format)
         key = self._cache_key(call, messages, params)
+        async with self._single_flight(key):
+            return await self._complete_json(call, messages, schema, params, key, stage, validate, meter)
+
+    async def _complete_json(
+        self,
+        call: ModelCallConfig,
+        messages: list[dict],
+        schema: type[T],
+        params: dict[str, Any],
+        key: Optional[str],
+        stage: str,
+        validate: Callable[[T], None] | None,
+        meter: UsageMeter | None,
+    ) -> T:
         cached = self._cache_get(key)
         if cached is not None:
             try:
@@ -167,15 +183,16 @@ class ChatClient:
         """Free-text answer (no JSON, no re-asks)."""
         params = _request_params(call, None)
         key = self._cache_key(call, messages, params)
-        cached = self._cache_get(key)
-        if cached is not None:
-            self._record_hit(call, stage, meter)
-            return cached
-        content = await self._post(self._target(call), call, messages, params, stage, meter)
-        if content is None:
-            raise InvalidAnswerError(f"{call.model} ({stage}) returned no text (refusal or tool call)", raw="")
-        self._cache_put(key, content)
-        return content
+        async with self._single_flight(key):
+            cached = self._cache_get(key)
+            if cached is not None:
+                self._record_hit(call, stage, meter)
+                return cached
+            content = await self._post(self._target(call), call, messages, params, stage, meter)
+            if content is None:
+                raise InvalidAnswerError(f"{call.model} ({stage}) returned no text (refusal or tool call)", raw="")
+            self._cache_put(key, content)
+            return content
 
     def complete_json_sync(
         self,
@@ -245,6 +262,26 @@ class ChatClient:
             )
             clients[slot] = client
         return client
+
+    @contextlib.asynccontextmanager
+    async def _single_flight(self, key: Optional[str]) -> AsyncIterator[None]:
+        """Identical cacheable requests in flight at once wait for the first, then read its answer from the cache.
+
+        Without this, samples of one action asking the same proposer question concurrently would all pay for it.
+        """
+        if key is None:
+            yield
+            return
+        locks = self._inflight.setdefault(asyncio.get_running_loop(), {})
+        entry = locks.setdefault(key, [asyncio.Lock(), 0])
+        entry[1] += 1
+        try:
+            async with entry[0]:
+                yield
+        finally:
+            entry[1] -= 1
+            if entry[1] == 0:
+                locks.pop(key, None)
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()

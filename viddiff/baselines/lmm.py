@@ -7,62 +7,97 @@ its numbers are directly comparable; a new model is a ``--model`` flag.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
-from pydantic import BaseModel, Field, RootModel
 
 from viddiff.backends.llm import ChatClient, UsageMeter, system_message, user_message
 from viddiff.baselines import prompts
-from viddiff.baselines.budget import budget_stride
+from viddiff.baselines.answers import OpenAnswer, closed_answer_model, closed_letters
+from viddiff.baselines.budget import budget_stride, default_max_images
 from viddiff.baselines.video_input import video_part
 from viddiff.cache import Cache, open_cache
-from viddiff.config import Config, config_from_args
-from viddiff.errors import ViddiffError
-from viddiff.schema import Mode, Prediction, Sample, SampleResult
+from viddiff.config import BaselineConfig, Config, config_from_args
+from viddiff.schema import Mode, Prediction, Sample, SampleResult, VideoRef
 from viddiff.video import VideoFrames, read_video_ref
 
 STAGE = "baseline"
 
 
-class ClosedAnswer(RootModel[dict[str, Literal["a", "b"]]]):
-    """``{difference key: "a"|"b"}`` for every statement in the prompt."""
+def resolve_config(config: Config, model: Optional[str] = None) -> Config:
+    """``config`` with ``baseline.model`` set (when given) and ``baseline.max_images`` made explicit,
+    so the results' ``config.yaml`` records the budget actually used."""
+    base = config.baseline.model_copy(update={"model": model or config.baseline.model})
+    return config.model_copy(update={"baseline": base.model_copy(update={"max_images": effective_max_images(base)})})
 
 
-class OpenItem(BaseModel):
-    description: str = Field(min_length=1)
-    prediction: Literal["a", "b"]
+def effective_max_images(base: BaselineConfig) -> int:
+    """``baseline.max_images``, or the model's known limit when it is unset."""
+    return base.max_images or default_max_images(base.model)
 
 
-class OpenAnswer(BaseModel):
-    differences: list[OpenItem]
+@dataclass(frozen=True)
+class SentFrames:
+    """The frames of A and B that go into one request, after the frame budget."""
+
+    a: np.ndarray
+    b: np.ndarray
+    fps_a: float
+    fps_b: float
+    stride: int
+    """Extra stride applied on top of the domain fps (1 = within budget)."""
+
+
+def fit_budget(a: VideoFrames, b: VideoFrames, max_images: int) -> SentFrames:
+    """Subsample both videos by the same stride so that A+B fit ``max_images`` (never fails)."""
+    stride = budget_stride(len(a.frames), len(b.frames), max_images)
+    return SentFrames(a=a.frames[::stride], b=b.frames, fps_a=a.fps / stride, fps_b=b.fps / stride, stride=stride)
+
+
+def frame_notes(a: VideoFrames, b: VideoFrames, sent: SentFrames, max_images: int) -> list[str]:
+    """What was sent, in ``samples.jsonl``: frame counts, effective fps, and any budget downsampling."""
+    notes = [
+        f"frames sent: A {len(sent.a)}, B {len(sent.b)}; effective fps A {sent.fps_a:.4g}, B {sent.fps_b:.4g}"
+    ]
+    if sent.stride > 1:
+        notes.append(
+            f"frame budget: {len(a.frames)}+{len(b.frames)} frames at {a.fps:.4g}/{b.fps:.4g} fps exceed "
+            f"baseline.max_images={max_images}; kept every {sent.stride}th frame of both videos"
+        )
+    if abs(a.fps - b.fps) > 1e-9:
+        notes.append(f"videos sampled at different fps: A {a.fps:.4g}, B {b.fps:.4g} (integer strides of their sources)")
+    return notes
 
 
 class LMMBaseline:
-    """Same interface as ``VidDiff`` for the runner: ``load_videos``, ``aprocess``, ``client``, ``aclose``."""
+    """Same interface as ``VidDiff`` for the runner: ``stages``, ``load_videos``, ``aprocess``, ``client``, ``aclose``."""
 
     stages = (STAGE,)
 
     def __init__(self, config: Config, *, cache: Optional[Cache] = None, client: Optional[ChatClient] = None):
-        self.config = config
+        self.config = resolve_config(config)
+        self.max_images = effective_max_images(self.config.baseline)
         self._owns_cache = cache is None and client is None
-        self.cache = cache if cache is not None else (open_cache(config.cache) if client is None else None)
+        self.cache = cache if cache is not None else (open_cache(self.config.cache) if client is None else None)
         self.client = client or ChatClient(
-            config.endpoints, self.cache, cache_nonzero_temperature=config.cache.cache_nonzero_temperature
+            self.config.endpoints, self.cache, cache_nonzero_temperature=self.config.cache.cache_nonzero_temperature
         )
 
     async def load_videos(self, sample: Sample) -> tuple[VideoFrames, VideoFrames]:
+        """Both videos at the domain's inference fps (paper: fitness 4, ballsports 5, diving 6, music/surgery 2)."""
         data = self.config.data
         fps = data.fps_for(sample.domain)
-        return tuple(
-            await asyncio.gather(
-                *(
-                    asyncio.to_thread(read_video_ref, ref, fps, max_side=data.max_side, backend=data.video_backend)
-                    for ref in sample.videos
-                )
-            )
-        )
+
+        def read(ref: VideoRef) -> VideoFrames:
+            return read_video_ref(ref, fps, max_side=data.max_side, backend=data.video_backend)
+
+        if sample.videos[0] == sample.videos[1]:
+            frames = await asyncio.to_thread(read, sample.videos[0])
+            return frames, frames
+        a, b = await asyncio.gather(*(asyncio.to_thread(read, ref) for ref in sample.videos))
+        return a, b
 
     async def aprocess(
         self,
@@ -71,47 +106,19 @@ class LMMBaseline:
         *,
         index: int = 0,
         videos: Optional[tuple[VideoFrames, VideoFrames]] = None,
-        on_stage=None,
+        on_stage: Optional[Callable[[str], Any]] = None,
     ) -> SampleResult:
+        """One request with all sampled frames of A then B; closed: a letter per statement, open: ≤ N_diff statements."""
         cfg = self.config.baseline
-        videos = videos or await self.load_videos(sample)
-        a, b = videos
-        stride = budget_stride(len(a.frame_indices), len(b.frame_indices), cfg.max_images)
-        frames_a, frames_b = a.frames[::stride], b.frames[::stride]
-        fps = a.fps / stride
-        notes = [f"sent {len(frames_a)}+{len(frames_b)} frames at {fps:.3g} fps (budget {cfg.max_images})"]
-        if abs(a.fps - b.fps) > 1e-6:
-            notes.append(f"videos sampled at different fps: A {a.fps:.3g}, B {b.fps:.3g}")
-        layout = prompts.video_layout(len(frames_a), len(frames_b), fps, cfg.video_input)
+        a, b = videos or await self.load_videos(sample)
+        sent = fit_budget(a, b, self.max_images)
+        notes = frame_notes(a, b, sent, self.max_images)
+        layout = prompts.video_layout(len(sent.a), len(sent.b), sent.fps_a, sent.fps_b, cfg.video_input)
         meter = UsageMeter()
         if mode == "closed":
-            diffs = sample.closed_differences()
-            if not diffs:
-                raise ViddiffError(f"sample {sample.sample_key}: no a/b-labelled differences to ask about")
-            statements = {d.key: d.description for d in diffs}
-            text = prompts.closed_prompt(sample.action_description, layout, statements)
-
-            def validate(answer: ClosedAnswer) -> None:
-                missing = sorted(set(statements) - set(answer.root))
-                extra = sorted(set(answer.root) - set(statements))
-                if missing or extra:
-                    raise ValueError(f"answer ids must be exactly {sorted(statements)}; missing {missing}, unknown {extra}")
-
-            answer = await self.client.complete_json(
-                cfg, self._messages(text, frames_a, frames_b, fps), ClosedAnswer, stage=STAGE, validate=validate, meter=meter
-            )
-            predictions = [
-                Prediction(key=d.key, description=d.description, prediction=answer.root[d.key]) for d in diffs
-            ]
+            predictions = await self._closed(sample, layout, sent, meter, notes)
         else:
-            text = prompts.open_prompt(sample.action_description, layout, sample.n_differences_open)
-            answer = await self.client.complete_json(
-                cfg, self._messages(text, frames_a, frames_b, fps), OpenAnswer, stage=STAGE, meter=meter
-            )
-            predictions = [
-                Prediction(key=str(i), description=item.description.strip(), prediction=item.prediction)
-                for i, item in enumerate(answer.differences)
-            ]
+            predictions = await self._open(sample, layout, sent, meter, notes)
         if on_stage is not None:
             on_stage(STAGE)
         return SampleResult(
@@ -124,12 +131,51 @@ class LMMBaseline:
             notes=notes,
         )
 
-    def _messages(self, text: str, frames_a: np.ndarray, frames_b: np.ndarray, fps: float) -> list[dict]:
+    async def _closed(
+        self, sample: Sample, layout: str, sent: SentFrames, meter: UsageMeter, notes: list[str]
+    ) -> list[Prediction]:
+        # The task input is the a/b-labelled differences only; labels are never shown.
+        diffs = sample.closed_differences() if sample.labels else list(sample.differences.values())
+        if not diffs:
+            notes.append("no a/b-labelled differences: nothing to ask")
+            return []
+        statements = {d.key: d.description for d in diffs}
+        text = prompts.closed_prompt(sample.action_description, layout, statements)
+        schema = closed_answer_model(list(statements))
+        answer = await self.client.complete_json(self.config.baseline, self._messages(text, sent), schema, stage=STAGE, meter=meter)
+        letters = closed_letters(answer)
+        return [Prediction(key=d.key, description=d.description, prediction=letters[d.key]) for d in diffs]
+
+    async def _open(
+        self, sample: Sample, layout: str, sent: SentFrames, meter: UsageMeter, notes: list[str]
+    ) -> list[Prediction]:
+        if sample.n_differences_open < 1:
+            notes.append("N_diff is 0: nothing to ask")
+            return []
+        text = prompts.open_prompt(sample.action_description, layout, sample.n_differences_open)
+        answer = await self.client.complete_json(
+            self.config.baseline, self._messages(text, sent), OpenAnswer, stage=STAGE, meter=meter
+        )
+        return [
+            Prediction(key=str(i), description=item.description, prediction=item.prediction)
+            for i, item in enumerate(answer.differences)
+        ]
+
+    def _messages(self, text: str, sent: SentFrames) -> list[dict[str, Any]]:
         cfg = self.config.baseline
+        label_a = prompts.video_label("A", len(sent.a), sent.fps_a)
+        label_b = prompts.video_label("B", len(sent.b), sent.fps_b)
         if cfg.video_input:
-            content = [{"type": "text", "text": text}, video_part(frames_a, fps), video_part(frames_b, fps)]
+            content = [
+                {"type": "text", "text": text},
+                {"type": "text", "text": label_a},
+                video_part(sent.a, sent.fps_a, cfg.image.max_side),
+                {"type": "text", "text": label_b},
+                video_part(sent.b, sent.fps_b, cfg.image.max_side),
+            ]
             return [system_message(prompts.SYSTEM), {"role": "user", "content": content}]
-        return [system_message(prompts.SYSTEM), user_message(text, *frames_a, *frames_b, image=cfg.image)]
+        user = user_message(text, label_a, *sent.a, label_b, *sent.b, image=cfg.image)
+        return [system_message(prompts.SYSTEM), user]
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -138,10 +184,10 @@ class LMMBaseline:
 
 
 def cli_baseline(args) -> int:
+    """``viddiff baseline``: run an LMM baseline over a benchmark split with the ``viddiff run`` machinery."""
     from viddiff.pipeline import cli_run_method
 
-    cfg = config_from_args(args)
-    cfg = cfg.model_copy(update={"baseline": cfg.baseline.model_copy(update={"model": args.model})})
+    cfg = resolve_config(config_from_args(args), args.model)
     safe_model = "".join(c if c.isalnum() or c in "-_." else "_" for c in args.model)
     split_name = "-".join(args.split) if args.split else "all"
     default_out = Path(f"runs/baseline-{safe_model}-{split_name}-{args.mode}")

@@ -74,6 +74,14 @@ class ImagePart:
 
 
 @dataclass
+class VideoPart:
+    """One ``video_url`` part of a request (as vLLM accepts it); kept encoded, tests decode what they need."""
+
+    mime: str
+    data: bytes
+
+
+@dataclass
 class ChatRequest:
     """A parsed ``/v1/chat/completions`` request as the server saw it."""
 
@@ -85,6 +93,8 @@ class ChatRequest:
     texts: list[str] = field(default_factory=list)
     """Every text part of every message, in order (string contents count as one part)."""
     images: list[ImagePart] = field(default_factory=list)
+    videos: list[VideoPart] = field(default_factory=list)
+    """``video_url`` parts in order (base64 ``data:video/...`` URLs only)."""
     faulted: Optional[str] = None
     """Fault kind injected into this request, if any."""
     rejected: Optional[str] = None
@@ -301,6 +311,9 @@ def _parse_request(index: int, body: dict[str, Any], headers: dict[str, str]) ->
             elif kind == "image_url":
                 image = part.get("image_url") or {}
                 req.images.append(_decode_image(str(image.get("url", "")), image.get("detail"), where))
+            elif kind == "video_url":
+                video = part.get("video_url") or {}
+                req.videos.append(_decode_video(str(video.get("url", "")), where))
             else:
                 raise _RejectError(400, f"{where}: unsupported part type {kind!r}")
     return req
@@ -323,6 +336,17 @@ def _decode_image(url: str, detail: Optional[str], where: str) -> ImagePart:
     if detail not in (None, "auto", "low", "high"):
         raise _RejectError(400, f"{where}: invalid detail {detail!r}")
     return ImagePart(image=image, mime=mime, detail=detail)
+
+
+def _decode_video(url: str, where: str) -> VideoPart:
+    head, sep, payload = url.partition(",")
+    if not (url.startswith("data:video/") and sep and head.endswith(";base64")):
+        raise _RejectError(400, f"{where}: video_url must be a base64 data:video/... URL (got {url[:30]!r})")
+    try:
+        data = base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise _RejectError(400, f"{where}: video data URL has invalid base64 ({exc})") from None
+    return VideoPart(mime=head[len("data:") : -len(";base64")], data=data)
 
 
 def _completion(model: str, reply: Reply) -> dict[str, Any]:

@@ -1,0 +1,142 @@
+"""Fixtures for proposer tests: a scripted fake LLM behind the real openai client.
+
+The ``proposer`` fixture answers each kind of proposer request (differences,
+stages, refine, links) from its own queue, so a test scripts only the call it
+is about; the other calls get well-formed defaults.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from typing import Any, Callable, Iterator, Union
+
+import pytest
+
+from viddiff.backends.llm import ChatClient
+from viddiff.config import EndpointConfig, EndpointsConfig, ProposerConfig
+from viddiff.proposer import Proposer
+from viddiff.schema import Proposal
+from viddiff.testing.fake_openai import ChatRequest, FakeOpenAIServer
+
+Answer = Union[str, dict, Callable[[ChatRequest], Union[str, dict]]]
+
+STAGES = [
+    {
+        "name": "stage one",
+        "description": "setup",
+        "retrieval_strings": [
+            "A photo of a person standing tall",
+            "A photo of a person holding a bar on the shoulders",
+            "A photo of a person with feet apart",
+        ],
+    },
+    {
+        "name": "stage two",
+        "description": "descent",
+        "retrieval_strings": [
+            "A photo of a person with knees bent",
+            "A photo of a person crouching low",
+            "A photo of a person leaning forward",
+        ],
+    },
+    {
+        "name": "stage three",
+        "description": "ascent",
+        "retrieval_strings": [
+            "A photo of a person rising up",
+            "A photo of a person with hips extended",
+            "A photo of a person with arms locked",
+        ],
+    },
+]
+DIFFERENCES = [
+    {"name": "depth", "description": "the squat is deeper", "query_string": "the hips go lower", "num_frames": "1"},
+    {"name": "speed", "description": "the ascent is faster", "query_string": "", "num_frames": "gt_1"},
+]
+
+
+def request_kind(req: ChatRequest) -> str:
+    """``differences``, ``stages``, ``refine`` or ``links``, from the response-format schema name."""
+    name = req.response_format["json_schema"]["name"]
+    if name == "StagesAnswer":
+        return "refine" if "Remove the strings" in req.text else "stages"
+    return {"DifferencesAnswer": "differences", "LinksAnswer": "links"}[name]
+
+
+def listed_ids(req: ChatRequest) -> list[str]:
+    """Difference ids of a links request, as listed in its prompt (``"key: statement"`` lines)."""
+    block = req.text.split("(id: statement):\n", 1)[1].split("\n\n", 1)[0]
+    return [line.split(":", 1)[0] for line in block.splitlines()]
+
+
+def _first_stage_links(req: ChatRequest) -> dict:
+    return {"links": [{"stage": STAGES[0]["name"], "differences": listed_ids(req)}]}
+
+
+class Harness:
+    """A fake LLM server plus a way to run :meth:`Proposer.propose` against it."""
+
+    STAGES = STAGES
+    DIFFERENCES = DIFFERENCES
+
+    def __init__(self, server: FakeOpenAIServer):
+        self.server = server
+        self.queues: dict[str, list[Answer]] = {}
+        self.script()
+        server.responder = self._respond
+
+    def script(self, **queues: list[Answer]) -> None:
+        """Set the answers per request kind; each request pops its queue's next answer, the last repeats."""
+        self.queues = {
+            "differences": [{"differences": DIFFERENCES}],
+            "stages": [{"stages": STAGES}],
+            "refine": [{"stages": STAGES}],
+            "links": [_first_stage_links],
+        }
+        self.queues.update({k: list(v) for k, v in queues.items()})
+
+    def _respond(self, req: ChatRequest) -> str:
+        queue = self.queues[request_kind(req)]
+        answer = queue.pop(0) if len(queue) > 1 else queue[0]
+        if callable(answer):
+            answer = answer(req)
+        return answer if isinstance(answer, str) else json.dumps(answer)
+
+    def propose(self, action: str = "barbell squat", cfg: ProposerConfig | None = None, **kwargs: Any) -> Proposal:
+        endpoints = EndpointsConfig(
+            default=EndpointConfig(base_url=self.server.base_url, api_key_env="VIDDIFF_TEST_KEY"), backoff_base_s=0.01
+        )
+        client = ChatClient(endpoints, cache=None)
+        proposer = Proposer(client, cfg or ProposerConfig(model="fake-model"))
+
+        async def main() -> Proposal:
+            try:
+                return await proposer.propose(action, **kwargs)
+            finally:
+                await client.aclose()
+
+        return asyncio.run(main())
+
+    def kinds(self) -> list[str]:
+        """Kinds of the requests the server answered, in order."""
+        return [request_kind(r) for r in self.server.requests]
+
+    def of(self, kind: str) -> list[ChatRequest]:
+        return [r for r in self.server.requests if request_kind(r) == kind]
+
+
+@pytest.fixture
+def harness(monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
+    monkeypatch.setenv("VIDDIFF_TEST_KEY", "dummy")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with FakeOpenAIServer() as server:
+        yield Harness(server)
+    assert not server.responder_errors, server.responder_errors
+
+
+@pytest.fixture
+def stages() -> list[dict]:
+    """A fresh copy of the default stages answer, safe to edit."""
+    return copy.deepcopy(STAGES)
