@@ -8,14 +8,16 @@ sweep silently running the default is the worst kind of wrong result.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from viddiff.errors import ViddiffError
 
+_ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 DEFAULT_FPS_BY_DOMAIN = {"fitness": 4.0, "ballsports": 5.0, "diving": 6.0, "music": 2.0, "surgery": 2.0}
 
 
@@ -33,6 +35,17 @@ class EndpointConfig(_Section):
     base_url: Optional[str] = None
     api_key_env: str = "OPENAI_API_KEY"
     """Name of the environment variable holding the key (the key itself is never in config)."""
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _is_a_variable_name(cls, value: str) -> str:
+        # A key pasted here by mistake would be echoed in errors and saved in config.yaml.
+        if not _ENV_VAR_NAME.fullmatch(value):
+            raise ValueError(
+                "must be the name of the environment variable that holds the key (e.g. OPENAI_API_KEY), "
+                "not the key itself"
+            )
+        return value
 
 
 class ModelPrice(_Section):
@@ -250,7 +263,8 @@ def _validate(data: dict[str, Any], source: str) -> Config:
             if err["type"] == "extra_forbidden":
                 problems.append(f"unknown key '{key}'")
             else:
-                problems.append(f"'{key}': {err['msg']} (got {err.get('input')!r})")
+                shown = "" if key.endswith("api_key_env") else f" (got {err.get('input')!r})"  # may be a pasted key
+                problems.append(f"'{key}': {err['msg']}{shown}")
         raise ConfigError(f"invalid config ({source}): " + "; ".join(problems)) from None
 
 

@@ -22,7 +22,8 @@ RunBaseline = Callable[..., tuple[int, Path]]
 
 @pytest.fixture(scope="session")
 def baseline_synth(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Squat (fitness, easy, 12 fps source) and free throw (ballsports, medium, 30 fps); one B is a PNG dir, one A is trimmed."""
+    """Squat (fitness, easy, 12 fps source) and free throw (ballsports, medium, 30 fps);
+    one B is a PNG directory, one A is trimmed."""
     out = tmp_path_factory.mktemp("baseline-synth")
     write_synthetic_benchmark(out, pairs=3, seed=5)
     return out
@@ -50,7 +51,8 @@ def run_baseline(tmp_path: Path, baseline_synth: Path, monkeypatch: pytest.Monke
 
     def run(server: FakeOpenAIServer, mode: str, *extra: str, output: str = "out") -> tuple[int, Path]:
         out = tmp_path / output
-        args = ["-q", "baseline", "--model", "fake-vlm", "--dataset", str(baseline_synth), "--mode", mode, "--output", str(out)]
+        args = ["-q", "baseline", "--model", "fake-vlm", "--dataset", str(baseline_synth), "--mode", mode]
+        args += ["--output", str(out)]
         for item in offline_overrides(server.base_url, str(tmp_path / "cache.sqlite")):
             args += ["--set", item]
         return main([*args, *extra]), out

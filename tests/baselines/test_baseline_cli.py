@@ -114,6 +114,15 @@ def test_closed_end_to_end_images_order_and_cache(run_baseline, domain_frames, b
         assert len(server.requests) == before, "a repeated run must be served from the cache"
         assert json.loads((again / "predictions.json").read_text()) == predictions
 
+        # A killed run resumes: kept lines stay as they are, the missing samples are redone once each.
+        lines = (again / "samples.jsonl").read_text().splitlines()
+        (again / "samples.jsonl").write_text(lines[0] + "\n")
+        rc, _ = run_baseline(server, "closed", "--resume", output="again")
+        assert rc == 0
+        resumed = (again / "samples.jsonl").read_text().splitlines()
+        assert resumed[0] == lines[0] and sorted(resumed) == sorted(lines)
+        assert json.loads((again / "predictions.json").read_text()) == predictions
+
 
 def test_small_budget_downsamples_both_videos_and_records_fps(run_baseline, domain_frames) -> None:
     budget = 10
@@ -133,7 +142,7 @@ def test_small_budget_downsamples_both_videos_and_records_fps(run_baseline, doma
         fps = re.search(r"effective fps A ([\d.]+), B ([\d.]+)", notes)
         assert float(fps.group(1)) == pytest.approx(a.fps / stride, rel=1e-3)
         assert float(fps.group(2)) == pytest.approx(b.fps / stride, rel=1e-3)
-        assert f"kept every {stride}th frame" in notes and "max_images=10" in notes
+        assert f"thinned by stride {stride}" in notes and "max_images=10" in notes
 
 
 def test_open_end_to_end_is_scored(run_baseline, domain_frames, baseline_samples: list[Sample]) -> None:
@@ -207,7 +216,8 @@ class _TooManyDifferences:
         answer = json.loads(self.model(req))
         if (req.json_schema or {}).get("title") == "OpenAnswer":
             n = len(answer["differences"])
-            answer["differences"] += [{"description": f"extra property {i} is wider", "prediction": "b"} for i in range(2)]
+            extra = [{"description": f"extra property {i} is wider", "prediction": "b"} for i in range(2)]
+            answer["differences"] += extra
             assert len(answer["differences"]) == n + 2
         return json.dumps(answer)
 
@@ -255,3 +265,28 @@ def test_video_input_sends_two_videos_in_order(run_baseline, domain_frames) -> N
                 error = np.abs(_grey(list(frames)) - _grey(list(expected))).mean()
                 assert error < 2 * JPEG_TOLERANCE
     assert json.loads((out / "metrics.json").read_text())["mode"] == "closed"
+
+
+@pytest.mark.parametrize("config", ["configs/vllm-qwen2.5-vl.yaml", "configs/ollama-qwen2.5vl.yaml"])
+def test_local_server_configs_run_with_their_own_endpoint_and_budget(
+    config: str, run_baseline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The documented local-server configs work end to end; only the baseline goes to the local endpoint."""
+    from viddiff.config import load_config
+
+    root = Path(__file__).resolve().parents[2]
+    cfg = load_config(root / config)
+    key_env = cfg.baseline.endpoint.api_key_env
+    assert key_env != "OPENAI_API_KEY" and cfg.baseline.endpoint.base_url.startswith("http://localhost")
+    monkeypatch.setenv(key_env, "local")
+    with FakeOpenAIServer(ScriptedModel()) as server:
+        rc, out = run_baseline(
+            server, "closed", "--config", str(root / config), "--limit", "1",
+            "--set", f"baseline.endpoint.base_url={server.base_url}",
+        )
+        assert rc == 0, server.responder_errors
+        (req,) = server.requests
+        assert req.api_key == "local" and 0 < len(req.images) <= cfg.baseline.max_images
+        assert max(req.images[0].size) <= cfg.baseline.image.max_side
+    saved = yaml.safe_load((out / "config.yaml").read_text())["baseline"]
+    assert saved["max_images"] == cfg.baseline.max_images

@@ -53,7 +53,9 @@ class SentFrames:
 def fit_budget(a: VideoFrames, b: VideoFrames, max_images: int) -> SentFrames:
     """Subsample both videos by the same stride so that A+B fit ``max_images`` (never fails)."""
     stride = budget_stride(len(a.frames), len(b.frames), max_images)
-    return SentFrames(a=a.frames[::stride], b=b.frames, fps_a=a.fps / stride, fps_b=b.fps / stride, stride=stride)
+    return SentFrames(
+        a=a.frames[::stride], b=b.frames[::stride], fps_a=a.fps / stride, fps_b=b.fps / stride, stride=stride
+    )
 
 
 def frame_notes(a: VideoFrames, b: VideoFrames, sent: SentFrames, max_images: int) -> list[str]:
@@ -64,15 +66,17 @@ def frame_notes(a: VideoFrames, b: VideoFrames, sent: SentFrames, max_images: in
     if sent.stride > 1:
         notes.append(
             f"frame budget: {len(a.frames)}+{len(b.frames)} frames at {a.fps:.4g}/{b.fps:.4g} fps exceed "
-            f"baseline.max_images={max_images}; kept every {sent.stride}th frame of both videos"
+            f"baseline.max_images={max_images}; "
+            f"both videos thinned by stride {sent.stride} (1 frame in {sent.stride} kept)"
         )
     if abs(a.fps - b.fps) > 1e-9:
-        notes.append(f"videos sampled at different fps: A {a.fps:.4g}, B {b.fps:.4g} (integer strides of their sources)")
+        notes.append(f"videos sampled at different fps: A {a.fps:.4g}, B {b.fps:.4g} (integer source strides)")
     return notes
 
 
 class LMMBaseline:
-    """Same interface as ``VidDiff`` for the runner: ``stages``, ``load_videos``, ``aprocess``, ``client``, ``aclose``."""
+    """An LMM as a method, with ``VidDiff``'s runner interface (``stages``, ``load_videos``, ``aprocess``,
+    ``client``, ``aclose``), so ``run_benchmark`` drives either."""
 
     stages = (STAGE,)
 
@@ -86,12 +90,18 @@ class LMMBaseline:
         )
 
     async def load_videos(self, sample: Sample) -> tuple[VideoFrames, VideoFrames]:
-        """Both videos at the domain's inference fps (paper: fitness 4, ballsports 5, diving 6, music/surgery 2)."""
+        """Both videos at the domain's inference fps (paper: fitness 4, ballsports 5, diving 6, music/surgery 2).
+
+        Frames are decoded no larger than they will be sent (``baseline.image.max_side``),
+        which bounds memory when up to ``max_images`` frames per sample are held.
+        """
         data = self.config.data
         fps = data.fps_for(sample.domain)
+        sides = [s for s in (data.max_side, self.config.baseline.image.max_side) if s is not None]
+        max_side = min(sides) if sides else None
 
         def read(ref: VideoRef) -> VideoFrames:
-            return read_video_ref(ref, fps, max_side=data.max_side, backend=data.video_backend)
+            return read_video_ref(ref, fps, max_side=max_side, backend=data.video_backend)
 
         if sample.videos[0] == sample.videos[1]:
             frames = await asyncio.to_thread(read, sample.videos[0])
@@ -108,7 +118,10 @@ class LMMBaseline:
         videos: Optional[tuple[VideoFrames, VideoFrames]] = None,
         on_stage: Optional[Callable[[str], Any]] = None,
     ) -> SampleResult:
-        """One request with all sampled frames of A then B; closed: a letter per statement, open: ≤ N_diff statements."""
+        """One request with the sampled frames of A then B.
+
+        Closed: a letter per statement. Open: statements with letters, as many as the model gives.
+        """
         cfg = self.config.baseline
         a, b = videos or await self.load_videos(sample)
         sent = fit_budget(a, b, self.max_images)
@@ -134,7 +147,8 @@ class LMMBaseline:
     async def _closed(
         self, sample: Sample, layout: str, sent: SentFrames, meter: UsageMeter, notes: list[str]
     ) -> list[Prediction]:
-        # The task input is the a/b-labelled differences only; labels are never shown.
+        # Benchmark samples: the task input is the a/b-labelled differences only, labels never shown.
+        # Unlabelled user input (API): every given difference.
         diffs = sample.closed_differences() if sample.labels else list(sample.differences.values())
         if not diffs:
             notes.append("no a/b-labelled differences: nothing to ask")
@@ -142,7 +156,8 @@ class LMMBaseline:
         statements = {d.key: d.description for d in diffs}
         text = prompts.closed_prompt(sample.action_description, layout, statements)
         schema = closed_answer_model(list(statements))
-        answer = await self.client.complete_json(self.config.baseline, self._messages(text, sent), schema, stage=STAGE, meter=meter)
+        messages = await asyncio.to_thread(self._messages, text, sent)
+        answer = await self.client.complete_json(self.config.baseline, messages, schema, stage=STAGE, meter=meter)
         letters = closed_letters(answer)
         return [Prediction(key=d.key, description=d.description, prediction=letters[d.key]) for d in diffs]
 
@@ -153,15 +168,16 @@ class LMMBaseline:
             notes.append("N_diff is 0: nothing to ask")
             return []
         text = prompts.open_prompt(sample.action_description, layout, sample.n_differences_open)
-        answer = await self.client.complete_json(
-            self.config.baseline, self._messages(text, sent), OpenAnswer, stage=STAGE, meter=meter
-        )
+        messages = await asyncio.to_thread(self._messages, text, sent)
+        answer = await self.client.complete_json(self.config.baseline, messages, OpenAnswer, stage=STAGE, meter=meter)
         return [
             Prediction(key=str(i), description=item.description, prediction=item.prediction)
             for i, item in enumerate(answer.differences)
         ]
 
     def _messages(self, text: str, sent: SentFrames) -> list[dict[str, Any]]:
+        """System + user message: the prompt, then A's label and frames (or clip), then B's.
+        CPU-bound (JPEG/H.264 encoding), so callers run it in a worker thread."""
         cfg = self.config.baseline
         label_a = prompts.video_label("A", len(sent.a), sent.fps_a)
         label_b = prompts.video_label("B", len(sent.b), sent.fps_b)

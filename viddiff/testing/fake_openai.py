@@ -204,8 +204,10 @@ class FakeOpenAIServer:
         latency_s: float = 0.0,
         faults: FaultPlan | None = None,
         models: Sequence[str] = ("fake-model",),
+        port: int = 0,
     ):
         self.responder = responder
+        self.port_requested = port
         self.latency_s = latency_s
         self.faults = faults or FaultPlan()
         self.models = list(models)
@@ -230,7 +232,7 @@ class FakeOpenAIServer:
 
     def start(self) -> "FakeOpenAIServer":
         handler = type("_BoundHandler", (_Handler,), {"server_state": self})
-        httpd = _Server(("127.0.0.1", 0), handler)
+        httpd = _Server(("127.0.0.1", self.port_requested), handler)
         self._httpd = httpd
         self._port = int(httpd.server_address[1])
         self._thread = threading.Thread(
