@@ -12,6 +12,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import math
 import threading
 from pathlib import Path
 from typing import Optional, Sequence, Union
@@ -22,7 +23,7 @@ from viddiff.backends.llm import ChatClient, UsageMeter
 from viddiff.cache import Cache, open_cache
 from viddiff.config import Config, config_from_args
 from viddiff.differencer import Differencer
-from viddiff.errors import ViddiffError
+from viddiff.errors import VideoError, ViddiffError
 from viddiff.localizer.localize import CLIP_METHODS, Localizer
 from viddiff.proposer import Proposer
 from viddiff.schema import (
@@ -37,10 +38,13 @@ from viddiff.schema import (
     StageUsage,
     VideoRef,
 )
-from viddiff.video import VideoFrames, read_video_ref
+from viddiff.video import VideoFrames, read_pair
 
 log = logging.getLogger(__name__)
 MAX_ACTION_CHARS = 2000
+MAX_DIFFERENCES = 50
+"""Most differences one comparison may check or propose: each costs a VLM call, so a runaway list
+(a script passing a whole corpus) is refused up front instead of billing thousands of calls."""
 
 
 class DifferenceResult(BaseModel):
@@ -118,15 +122,7 @@ class VidDiff:
     async def load_videos(self, sample: Sample, fps: Optional[float] = None) -> tuple[VideoFrames, VideoFrames]:
         """Decode both videos at the inference fps (the domain's, unless ``fps`` is given) in worker threads."""
         data = self.config.data
-        fps = fps or data.fps_for(sample.domain)
-
-        def read(ref: VideoRef) -> VideoFrames:
-            return read_video_ref(ref, fps, max_side=data.max_side, backend=data.video_backend)
-
-        if sample.videos[0] == sample.videos[1]:
-            frames = await asyncio.to_thread(read, sample.videos[0])
-            return frames, frames
-        return tuple(await asyncio.gather(*(asyncio.to_thread(read, ref) for ref in sample.videos)))
+        return await read_pair(sample.videos, fps or data.fps_for(sample.domain), data.max_side, data.video_backend)
 
     async def _proposal(self, sample: Sample, mode: Mode, meter: UsageMeter) -> Proposal:
         if mode == "closed":
@@ -179,8 +175,8 @@ class VidDiff:
 
         async def judge(diff: Difference):
             kf = by_key[diff.key]
-            frames_a = _frames_at(videos[0], kf.a.frame_indices)
-            frames_b = _frames_at(videos[1], kf.b.frame_indices)
+            frames_a = videos[0].at(kf.a.frame_indices)
+            frames_b = videos[1].at(kf.b.frame_indices)
             return await self.differencer.judge(
                 sample.action_description,
                 diff,
@@ -197,7 +193,7 @@ class VidDiff:
             index=index,
             mode=mode,
             proposal=proposal,
-            notes=proposal.notes + localization.notes,
+            notes=proposal.notes + localization.notes + _frame_rate_notes(videos),
             segmentations=localization.segmentations,
             keyframes=localization.keyframes,
             predictions=list(predictions),
@@ -257,6 +253,11 @@ def build_sample(
     if differences is not None:
         if len(differences) == 0:
             raise ViddiffError("the differences list is empty: give at least one statement, or use n_differences")
+        if len(differences) > MAX_DIFFERENCES:
+            raise ViddiffError(
+                f"{len(differences)} differences given; at most {MAX_DIFFERENCES} per comparison: "
+                "split them over several calls"
+            )
         for i, item in enumerate(differences):
             if isinstance(item, Difference):
                 diffs[item.key] = item
@@ -269,8 +270,13 @@ def build_sample(
     else:
         if n_differences < 1:
             raise ViddiffError(f"n_differences must be at least 1, got {n_differences}")
+        if n_differences > MAX_DIFFERENCES:
+            raise ViddiffError(f"n_differences is {n_differences}; at most {MAX_DIFFERENCES} per comparison")
         mode = "open"
-    refs = tuple(VideoRef(path=str(Path(p).expanduser().resolve()), fps_original=fps_original) for p in (video_a, video_b))
+    refs = tuple(
+        VideoRef(path=_resolved_video_path(p, which), fps_original=fps_original)
+        for p, which in ((video_a, "A"), (video_b, "B"))
+    )
     sample = Sample(
         sample_key="compare",
         action="custom",
@@ -283,6 +289,14 @@ def build_sample(
         n_differences_open=n_differences or 0,
     )
     return sample, mode
+
+
+def _resolved_video_path(path: Union[str, Path], which: str) -> str:
+    """Absolute path of a user's video; a path that cannot even be resolved (a symlink loop) is a clear error."""
+    try:
+        return str(Path(path).expanduser().resolve())
+    except (OSError, RuntimeError) as exc:
+        raise VideoError(f"{path}: cannot open video {which} ({exc}); check the path") from None
 
 
 def to_comparison(result: SampleResult, action: str) -> ComparisonResult:
@@ -380,9 +394,16 @@ def _fmt_times(times: list[float]) -> str:
     return ",".join(f"{t:.2f}" for t in times) or "-"
 
 
-def _frames_at(video: VideoFrames, frame_indices: list[int]):
-    position = {int(f): i for i, f in enumerate(video.frame_indices)}
-    return [video.frames[position[f]] for f in frame_indices]
+def _frame_rate_notes(videos: tuple[VideoFrames, VideoFrames]) -> list[str]:
+    """Flag a pair recorded at different frame rates: keyframe spacing then differs per video and the
+    VLM is told one average time between frames, which matters when reading speed-related verdicts."""
+    a, b = videos
+    if math.isclose(a.fps_original, b.fps_original, rel_tol=0.01):
+        return []
+    return [
+        f"the videos have different frame rates: A {a.fps_original:g} fps (sampled at {a.fps:.3g} fps), "
+        f"B {b.fps_original:g} fps (sampled at {b.fps:.3g} fps)"
+    ]
 
 
 def _seconds_between(times_a: list[float], times_b: list[float]) -> Optional[float]:

@@ -91,12 +91,12 @@ def write_text_atomic(path: Path, text: str) -> None:
 def prepare_output_dir(out_dir: Path) -> Path:
     """Create the output directory or say clearly why it cannot be used."""
     out_dir = Path(out_dir).expanduser()
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ViddiffError(f"output path {out_dir} is an existing file, not a directory; choose another --output")
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ViddiffError(f"cannot create output directory {out_dir}: {exc.strerror}; choose another --output") from None
-    if not out_dir.is_dir():
-        raise ViddiffError(f"output path {out_dir} exists and is not a directory")
     if not os.access(out_dir, os.W_OK | os.X_OK):
         raise ViddiffError(f"output directory {out_dir} is not writable; choose another --output")
     return out_dir

@@ -75,6 +75,14 @@ class VideoFrames:
         """Seconds of each sampled frame since the trim start."""
         return (self.frame_indices - self.start) / self.fps_original
 
+    def at(self, frame_indices: Sequence[int]) -> list[np.ndarray]:
+        """The sampled frames with these source frame indices (keyframes are stored by frame index)."""
+        position = {int(f): i for i, f in enumerate(self.frame_indices)}
+        try:
+            return [self.frames[position[int(f)]] for f in frame_indices]
+        except KeyError as exc:
+            raise ValueError(f"frame {exc.args[0]} was not sampled from this video") from None
+
 
 # --------------------------------------------------------------------------- pure arithmetic
 
@@ -415,15 +423,22 @@ def _check_max_side(max_side: Optional[int]) -> None:
 def _open_with_fallback(path: Path, backend: str) -> Iterator[_Source]:
     """Yield an opened source per backend to try; in 'auto' mode a decord failure moves on to PyAV."""
     candidates = _file_backends(backend)
+    decord_failure: Optional[Exception] = None
     for name in candidates:
         if name == "pyav":
-            yield _PyAVSource(path)
+            # Warn only once PyAV has opened the file: for a file nobody can read, PyAV's own error
+            # says why, and decord's cryptic reason would only precede it as noise.
+            source = _PyAVSource(path)
+            if decord_failure is not None:
+                logger.warning("%s: decord cannot open it (%s); falling back to PyAV", path, decord_failure)
+            yield source
             return
         try:
             source = _DecordSource(path, _require_decord())
         except Exception as exc:
             if name != candidates[-1]:
-                logger.warning("%s: decord cannot open it (%s); falling back to PyAV", path, exc)
+                logger.debug("%s: decord cannot open it (%s); trying PyAV", path, exc)
+                decord_failure = exc
                 continue
             if isinstance(exc, VideoError):
                 raise
@@ -500,3 +515,19 @@ def read_video_ref(
         ref.path, target_fps=target_fps, frames_trim=ref.frames_trim,
         fps_original=ref.fps_original, max_side=max_side, backend=backend,
     )
+
+
+async def read_pair(
+    refs: tuple["VideoRef", "VideoRef"], target_fps: Optional[float], max_side: Optional[int] = None, backend: str = "auto"
+) -> tuple[VideoFrames, VideoFrames]:
+    """Both videos of a sample, decoded in worker threads; a pair of one video (the same-video check) is read once."""
+    import asyncio
+
+    def read(ref: "VideoRef") -> VideoFrames:
+        return read_video_ref(ref, target_fps, max_side=max_side, backend=backend)
+
+    if refs[0] == refs[1]:
+        frames = await asyncio.to_thread(read, refs[0])
+        return frames, frames
+    a, b = await asyncio.gather(asyncio.to_thread(read, refs[0]), asyncio.to_thread(read, refs[1]))
+    return a, b

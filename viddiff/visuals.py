@@ -71,10 +71,7 @@ def save_sample_visuals(out_dir: Path, sample: Sample, result: SampleResult, vid
     segmentation_image(result).save(out / "segmentation.png")
     preds = {p.key: p for p in result.predictions}
     for kf in result.keyframes:
-        frames = []
-        for video, chosen in zip(videos, (kf.a.frame_indices, kf.b.frame_indices)):
-            pos = {int(f): i for i, f in enumerate(video.frame_indices)}
-            frames.append([video.frames[pos[f]] for f in chosen])
         pred = preds.get(kf.key)
         title = f"[{kf.key}] {pred.description if pred else ''} -> {pred.prediction if pred else '?'}"
-        keyframe_strip(frames[0], frames[1], title).save(out / f"keyframes_{kf.key}.png")
+        strip = keyframe_strip(videos[0].at(kf.a.frame_indices), videos[1].at(kf.b.frame_indices), title)
+        strip.save(out / f"keyframes_{kf.key}.png")

@@ -59,7 +59,14 @@ def test_matches_brute_force_on_continuous_costs(problem):
     expected_path, expected_total = brute_force(costs, stay_logp, advance_logp)
     assert total == pytest.approx(expected_total, rel=1e-12, abs=1e-12)
     assert cost_of(costs, path, stay_logp, advance_logp) == pytest.approx(expected_total, rel=1e-12, abs=1e-12)
-    np.testing.assert_array_equal(path, expected_path)
+    # With continuous costs, two paths can tie up to rounding (hypothesis finds such cases); the path
+    # itself is only pinned down when the optimum wins by a margin. Exact ties are covered below.
+    runner_up = min(
+        (cost_of(costs, p, stay_logp, advance_logp) for p in all_paths(*costs.shape) if not np.array_equal(p, expected_path)),
+        default=math.inf,
+    )
+    if runner_up - expected_total > 1e-6:
+        np.testing.assert_array_equal(path, expected_path)
 
 
 @settings(max_examples=300, deadline=None)

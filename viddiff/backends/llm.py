@@ -343,7 +343,8 @@ class ChatClient:
         except openai.APIStatusError as exc:
             status = exc.status_code
             if status in _RETRYABLE_STATUS or status >= 500:
-                raise _TransientError(f"HTTP {status}: {_server_message(exc)}", _retry_after(exc.response)) from None
+                message = _server_message(exc).replace(target.api_key, "***")
+                raise _TransientError(f"HTTP {status}: {message}", _retry_after(exc.response)) from None
             raise _permanent_error(exc, target, call) from None
         except openai.APITimeoutError:
             raise _TransientError(f"no answer within {self.endpoints.timeout_s}s (endpoints.timeout_s)") from None
@@ -555,7 +556,8 @@ def _retry_after(response: Any) -> Optional[float]:
 
 def _permanent_error(exc: openai.APIStatusError, target: _Target, call: ModelCallConfig) -> EndpointError:
     status = exc.status_code
-    message = _server_message(exc)
+    # Some servers echo the key they refused; it must never reach a log or a terminal.
+    message = _server_message(exc).replace(target.api_key, "***")
     where = target.display_url
     if status in (401, 403):
         return EndpointError(

@@ -20,8 +20,8 @@ from viddiff.baselines.budget import budget_stride, default_max_images
 from viddiff.baselines.video_input import video_part
 from viddiff.cache import Cache, open_cache
 from viddiff.config import BaselineConfig, Config, config_from_args
-from viddiff.schema import Mode, Prediction, Sample, SampleResult, VideoRef
-from viddiff.video import VideoFrames, read_video_ref
+from viddiff.schema import Mode, Prediction, Sample, SampleResult
+from viddiff.video import VideoFrames, read_pair
 
 STAGE = "baseline"
 
@@ -99,15 +99,7 @@ class LMMBaseline:
         fps = data.fps_for(sample.domain)
         sides = [s for s in (data.max_side, self.config.baseline.image.max_side) if s is not None]
         max_side = min(sides) if sides else None
-
-        def read(ref: VideoRef) -> VideoFrames:
-            return read_video_ref(ref, fps, max_side=max_side, backend=data.video_backend)
-
-        if sample.videos[0] == sample.videos[1]:
-            frames = await asyncio.to_thread(read, sample.videos[0])
-            return frames, frames
-        a, b = await asyncio.gather(*(asyncio.to_thread(read, ref) for ref in sample.videos))
-        return a, b
+        return await read_pair(sample.videos, fps, max_side, data.video_backend)
 
     async def aprocess(
         self,

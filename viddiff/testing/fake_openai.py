@@ -30,6 +30,7 @@ import io
 import json
 import random
 import socket
+import sys
 import threading
 import time
 import traceback
@@ -180,6 +181,11 @@ class _Server(ThreadingHTTPServer):
 
     daemon_threads = True
     request_queue_size = 512
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that gives up resets its keep-alive connections; that is normal, not a server error."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _RejectError(Exception):
