@@ -13,7 +13,6 @@ import pytest
 
 import viddiff
 from viddiff import video as video_module
-from viddiff import api
 from viddiff.api import MAX_DIFFERENCES
 from viddiff.backends.clip import ClipEmbedder
 from viddiff.cli import main
