@@ -125,28 +125,45 @@ def test_torn_last_line_is_repaired_on_resume(synth_dir, tmp_path, offline_sets)
     assert len(keys) == len(set(keys)) == len(reference)
 
 
-def test_missing_video_fails_that_sample_only(synth_dir, tmp_path, offline_sets, capsys):
-    broken = tmp_path / "broken"
-    broken.mkdir()
-    rows = [json.loads(l) for l in (synth_dir / "dataset.jsonl").read_text().splitlines()]
-    videos = json.loads(rows[0]["videos"])
-    videos[0]["path"] = str(tmp_path / "nowhere.mp4")
-    rows[0]["videos"] = json.dumps(videos)
-    for row in rows[1:]:
+def _write_dataset(directory: Path, rows: list[dict]) -> None:
+    directory.mkdir(exist_ok=True)
+    (directory / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def _absolute_rows(synth_dir: Path) -> list[dict]:
+    """The synthetic rows with absolute video paths, so they can be copied into another directory."""
+    rows = [json.loads(line) for line in (synth_dir / "dataset.jsonl").read_text().splitlines()]
+    for row in rows:
         row["videos"] = json.dumps([{**v, "path": str(synth_dir / v["path"])} for v in json.loads(row["videos"])])
-    (broken / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out = tmp_path / "run"
-    assert _run(broken, out, offline_sets) == 1
+    return rows
+
+
+def test_missing_video_fails_that_sample_only(synth_dir, tmp_path, offline_sets):
+    good = _absolute_rows(synth_dir)
+    broken_rows = json.loads(json.dumps(good))
+    videos = json.loads(broken_rows[0]["videos"])
+    videos[0]["path"] = str(tmp_path / "nowhere.mp4")
+    broken_rows[0]["videos"] = json.dumps(videos)
+    data_dir, out = tmp_path / "data", tmp_path / "run"
+    _write_dataset(data_dir, broken_rows)
+    assert _run(data_dir, out, offline_sets) == 1
     errors = json.loads((out / "errors.json").read_text())
-    assert [e["sample_key"] for e in errors] == [rows[0]["sample_key"]]
+    assert [e["sample_key"] for e in errors] == [good[0]["sample_key"]]
     assert "nowhere.mp4" in errors[0]["error"]
-    assert len(ResultsStore(out).load()) == len(rows) - 1
+    assert len(ResultsStore(out).load()) == len(good) - 1
     assert _predictions(out)[0] == {}
+    # Fix the video and resume: only the failed sample is redone, and the stale error report goes away.
+    _write_dataset(data_dir, good)
+    assert _run(data_dir, out, offline_sets, "--resume") == 0
+    assert not (out / "errors.json").exists()
+    assert len(ResultsStore(out).load()) == len(good) and _predictions(out)[0]
 
 
 @pytest.mark.slow
 def test_killed_run_resumes_to_identical_predictions(synth_dir, tmp_path, monkeypatch):
-    """SIGKILL a real `viddiff run` process mid-run; --resume must finish with the uninterrupted result."""
+    """SIGKILL a real `viddiff run` process at random points; --resume must finish with the uninterrupted result."""
+    import random
+
     monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
     with FakeOpenAIServer(ScriptedModel(), latency_s=0.15) as server:
 
@@ -158,17 +175,46 @@ def test_killed_run_resumes_to_identical_predictions(synth_dir, tmp_path, monkey
         reference = tmp_path / "reference"
         subprocess.run(command(reference, tmp_path / "ref.sqlite"), check=True, capture_output=True, timeout=300)
 
-        killed = tmp_path / "killed"
-        proc = subprocess.Popen(command(killed, tmp_path / "k.sqlite"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 120
-        samples = killed / "samples.jsonl"
-        while time.time() < deadline and not (samples.exists() and samples.read_bytes().count(b"\n") >= 1):
-            time.sleep(0.05)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        done_before = samples.read_bytes().count(b"\n")
-        assert 1 <= done_before < 3, "the kill must land mid-run"
-        subprocess.run(command(killed, tmp_path / "k.sqlite", "--resume"), check=True, capture_output=True, timeout=300)
-    assert _predictions(killed) == _predictions(reference)
-    keys = [SampleResult.model_validate_json(l).sample_key for l in samples.read_bytes().splitlines()]
-    assert len(keys) == len(set(keys)) == 3
+        def finished(samples: Path) -> int:
+            return samples.read_bytes().count(b"\n") if samples.exists() else 0
+
+        killed_mid_run = 0
+        for seed in range(3):
+            out, cache = tmp_path / f"killed-{seed}", tmp_path / f"k{seed}.sqlite"
+            samples = out / "samples.jsonl"
+            rng = random.Random(seed)
+            # A random point: after 0, 1 or 2 finished samples, plus a random part of the next one.
+            wait_for, extra_s = rng.randrange(3), rng.uniform(0.0, 0.6)
+            proc = subprocess.Popen(command(out, cache), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.time() + 120
+            while time.time() < deadline and not ((out / "run.json").exists() and finished(samples) >= wait_for):
+                time.sleep(0.02)
+            time.sleep(extra_s)
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+            killed_mid_run += finished(samples) < 3
+            resume = ["--resume"] if samples.exists() else []
+            subprocess.run(command(out, cache, *resume), check=True, capture_output=True, timeout=300)
+            assert _predictions(out) == _predictions(reference), f"seed {seed}"
+            keys = [SampleResult.model_validate_json(l).sample_key for l in samples.read_bytes().splitlines()]
+            assert len(keys) == len(set(keys)) == 3, f"seed {seed}"
+    assert killed_mid_run >= 1, "at least one kill must land between finished samples"
+
+
+def _stage_requests(server) -> int:
+    return sum("Break the action into its sub-action stages" in r.text for r in server.requests)
+
+
+def test_reuse_per_action_proposes_stages_once_per_action(synth_dir, tmp_path, offline_sets, scripted_server):
+    # No cache, so only the reuse itself can save the calls.
+    sets = [*offline_sets, "--set", "cache.enabled=false"]
+    before = _stage_requests(scripted_server)
+    assert _run(synth_dir, tmp_path / "per-sample", sets, "--split", "easy") == 0
+    per_sample = _stage_requests(scripted_server) - before
+    before = _stage_requests(scripted_server)
+    assert _run(synth_dir, tmp_path / "reuse", sets, "--split", "easy", "--set", "proposer.reuse_per_action=true") == 0
+    reused = _stage_requests(scripted_server) - before
+    n_easy = len(_predictions(tmp_path / "reuse"))
+    assert n_easy >= 2 and per_sample == n_easy and reused == 1
+    results = ResultsStore(tmp_path / "reuse").load().values()
+    assert len({tuple(s.name for s in r.proposal.stages) for r in results}) == 1

@@ -99,7 +99,7 @@ class VidDiff:
         self._clip_lock = threading.Lock()
         self.proposer = Proposer(self.client, self.config.proposer)
         self.differencer = Differencer(self.client, self.config.differencer)
-        self._proposals: dict[tuple, asyncio.Future] = {}
+        self._memo_futures: dict[tuple, asyncio.Future] = {}
 
     @property
     def embedder(self):
@@ -134,12 +134,22 @@ class VidDiff:
             kwargs = {"n_differences": sample.n_differences_open}
         if not self.config.proposer.reuse_per_action:
             return await self.proposer.propose(sample.action_description, meter=meter, **kwargs)
-        memo_key = (sample.action, mode, self.config.proposer.seed, json.dumps(_proposal_inputs(kwargs)))
-        if memo_key not in self._proposals:
-            self._proposals[memo_key] = asyncio.ensure_future(
-                self.proposer.propose(sample.action_description, meter=meter, **kwargs)
+        # One stage plan (and, in open mode, one list of differences) per action, shared by its samples.
+        action = sample.action_description
+        stages, _ = await self._memo(("stages", action), lambda: self.proposer.stage_plan(action, meter))
+        if mode == "open":
+            n = kwargs.pop("n_differences")
+            kwargs["differences"] = await self._memo(
+                ("differences", action, n), lambda: self.proposer.propose_differences(action, n, meter)
             )
-        return await asyncio.shield(self._proposals[memo_key])
+        return await self.proposer.propose(action, stages=stages, meter=meter, **kwargs)
+
+    async def _memo(self, key: tuple, make):
+        """Run ``make()`` once per key (concurrent callers wait for it); failures are not remembered."""
+        future = self._memo_futures.get(key)
+        if future is None or (future.done() and (future.cancelled() or future.exception() is not None)):
+            future = self._memo_futures[key] = asyncio.ensure_future(make())
+        return await asyncio.shield(future)
 
     async def aprocess(
         self,
@@ -409,12 +419,6 @@ def _frame_rate_notes(videos: tuple[VideoFrames, VideoFrames]) -> list[str]:
 def _seconds_between(times_a: list[float], times_b: list[float]) -> Optional[float]:
     gaps = [b - a for times in (times_a, times_b) for a, b in zip(times, times[1:])]
     return round(sum(gaps) / len(gaps), 3) if gaps else None
-
-
-def _proposal_inputs(kwargs: dict) -> dict:
-    if "differences" in kwargs:
-        return {"differences": [d.model_dump() for d in kwargs["differences"]]}
-    return kwargs
 
 
 def _notify(callback, stage: str) -> None:

@@ -193,6 +193,8 @@ def run_benchmark(
         write_json_atomic(out_dir / "predictions.json", predictions)
         if failures:
             write_json_atomic(out_dir / "errors.json", failures)
+        else:
+            (out_dir / "errors.json").unlink(missing_ok=True)  # a resume fixed what failed before
         usage = total_usage(done)
         clip_stats = getattr(vd, "clip_stats", lambda: None)()
         write_json_atomic(

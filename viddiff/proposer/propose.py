@@ -33,9 +33,13 @@ class Proposer:
         *,
         differences: Optional[list[Difference]] = None,
         n_differences: Optional[int] = None,
+        stages: Optional[list[Stage]] = None,
         meter: Optional[UsageMeter] = None,
     ) -> Proposal:
-        """Closed mode passes ``differences`` (the task's candidates); open mode passes ``n_differences``."""
+        """Closed mode passes ``differences`` (the task's candidates); open mode passes ``n_differences``.
+
+        ``stages`` reuses an earlier :meth:`stage_plan` of the same action (``proposer.reuse_per_action``).
+        """
         notes: list[str] = []
         if differences is None:
             if not n_differences or n_differences < 1:
@@ -49,13 +53,21 @@ class Proposer:
         keys = [d.key for d in differences]
         if len(set(keys)) != len(keys):
             raise ViddiffError(f"difference keys must be distinct, got {keys}")
-        stages = await self.propose_stages(action, meter)
-        if self.cfg.refine_retrieval_strings:
-            stages = await self.refine_stages(action, stages, notes, meter)
+        if stages is None:
+            stages, plan_notes = await self.stage_plan(action, meter)
+            notes.extend(plan_notes)
         links = await self.link(action, stages, differences, notes, meter)
         for note in notes:
             log.info("proposer: %s", note)
         return Proposal(differences=differences, stages=stages, links=links, notes=notes)
+
+    async def stage_plan(self, action: str, meter: Optional[UsageMeter] = None) -> tuple[list[Stage], list[str]]:
+        """The action's stages with (optionally refined) retrieval strings, plus notes on repairs."""
+        notes: list[str] = []
+        stages = await self.propose_stages(action, meter)
+        if self.cfg.refine_retrieval_strings:
+            stages = await self.refine_stages(action, stages, notes, meter)
+        return stages, notes
 
     async def _ask(
         self,
