@@ -16,6 +16,8 @@ from typing import Callable, Optional, Sequence
 from viddiff.errors import ViddiffError
 
 Handler = Callable[[argparse.Namespace], int]
+MODES = ["closed", "open", "describe"]
+MODE_HELP = "VidDiffBench: closed or open (required); ViDiC-1K: describe (the default there)"
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
@@ -31,6 +33,11 @@ def _add_config_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_dataset_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--benchmark",
+        choices=["viddiffbench", "vidic"],
+        help="which benchmark --dataset holds (default: data.benchmark, i.e. viddiffbench)",
+    )
     p.add_argument("--dataset", help="'hf' (HF hub) or a local dataset directory / .json / .jsonl / .parquet file")
     p.add_argument("--split", choices=["easy", "medium", "hard"], action="append", help="benchmark split (repeatable)")
     p.add_argument("--subset", type=int, metavar="N_PER_ACTION", help="keep the first N samples of each action")
@@ -49,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run the VidDiff method on VidDiffBench and score it")
     _add_dataset_args(run)
-    run.add_argument("--mode", choices=["closed", "open"], required=True)
+    run.add_argument("--mode", choices=MODES, help=MODE_HELP)
     run.add_argument("--output", help="results directory (default: runs/<split>-<mode>)")
     run.add_argument("--resume", action="store_true", help="continue a killed run in --output")
     run.add_argument("--swap-videos", action="store_true", help="sanity check: swap A and B (predictions should flip)")
@@ -71,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("eval", help="score a predictions file in the official VidDiffBench format")
     ev.add_argument("--predictions", required=True)
-    ev.add_argument("--mode", choices=["closed", "open"], required=True)
+    ev.add_argument("--mode", choices=MODES, help=MODE_HELP)
     _add_dataset_args(ev)
     ev.add_argument(
         "--output",
@@ -83,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     base = sub.add_parser("baseline", help="LMM baseline: frames of both videos to a multimodal chat model")
     base.add_argument("--model", required=True)
     _add_dataset_args(base)
-    base.add_argument("--mode", choices=["closed", "open"], required=True)
+    base.add_argument("--mode", choices=MODES, help=MODE_HELP)
     base.add_argument("--output")
     base.add_argument("--resume", action="store_true")
     _add_config_args(base)
@@ -96,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     synth.add_argument("--out", required=True)
     synth.add_argument("--pairs", type=int, default=12)
     synth.add_argument("--seed", type=int, default=0)
+    synth.add_argument(
+        "--benchmark", choices=["viddiffbench", "vidic"], default="viddiffbench", help="row format to write"
+    )
     synth.set_defaults(handler="viddiff.data.synthetic:cli_synth")
     check = data_sub.add_parser("check", help="list missing or unreadable videos of a dataset")
     _add_dataset_args(check)

@@ -92,7 +92,8 @@ class ModelCallConfig(_Section):
     model: str = "gpt-4o-2024-08-06"
     endpoint: Optional[EndpointConfig] = None
     """Overrides ``endpoints.default`` for this stage."""
-    temperature: float = Field(default=0.0, ge=0, le=2)
+    temperature: Optional[float] = Field(default=0.0, ge=0, le=2)
+    """``null`` = send none (the model's default), for models that only accept their default (e.g. GPT-5)."""
     max_tokens: Optional[int] = Field(default=None, ge=1)
     seed: Optional[int] = 0
 
@@ -108,6 +109,8 @@ class RunConfig(_Section):
 
 
 class DataConfig(_Section):
+    benchmark: Literal["viddiffbench", "vidic"] = "viddiffbench"
+    """Which benchmark ``dataset`` holds: VidDiffBench rows or a ViDiC-1K checklist (see the ``vidic`` section)."""
     dataset: str = "hf"
     """``hf`` for the HF hub, or a local directory / JSON / JSONL / parquet file."""
     hf_repo: str = "jmhb/VidDiffBench"
@@ -204,6 +207,18 @@ class BaselineConfig(ModelCallConfig):
     image: ImageConfig = Field(default_factory=lambda: ImageConfig(max_side=512, detail="auto"))
 
 
+class VidicConfig(_Section):
+    """ViDiC-1K (video difference captioning, dual checklist); used when ``data.benchmark=vidic``."""
+
+    hf_repo: str = "NJU-LINK/ViDiC-1K"
+    hf_revision: Optional[str] = None
+    checklist_file: Optional[str] = None
+    """Checklist JSON inside the HF snapshot or a local ``--dataset`` directory (default: the only/likeliest JSON)."""
+    n_differences: int = Field(default=10, ge=1)
+    """Differences the VidDiff method proposes per pair in ``describe`` mode."""
+    judge: ModelCallConfig = Field(default_factory=lambda: ModelCallConfig(model="gpt-5-mini", temperature=None))
+
+
 class Config(_Section):
     run: RunConfig = Field(default_factory=RunConfig)
     data: DataConfig = Field(default_factory=DataConfig)
@@ -214,6 +229,7 @@ class Config(_Section):
     eval: EvalConfig = Field(default_factory=EvalConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
+    vidic: VidicConfig = Field(default_factory=VidicConfig)
 
     @classmethod
     def from_yaml(cls, path: Union[str, Path], overrides: Optional[list[str]] = None) -> "Config":
@@ -295,6 +311,8 @@ def _apply_override(data: dict[str, Any], item: str) -> None:
 def config_from_args(args: Any) -> Config:
     """Config for a CLI command: ``--config`` file, then dataset flags, then ``--set`` (which win)."""
     overrides: list[str] = []
+    if getattr(args, "benchmark", None):
+        overrides.append(f"data.benchmark={args.benchmark}")
     if getattr(args, "dataset", None):
         overrides.append(f"data.dataset={json.dumps(str(args.dataset))}")
     if getattr(args, "subset", None):
@@ -303,3 +321,14 @@ def config_from_args(args: Any) -> Config:
         overrides.append(f"data.limit={args.limit}")
     overrides.extend(getattr(args, "overrides", None) or [])
     return load_config(getattr(args, "config", None), overrides)
+
+
+def resolve_mode(cfg: Config, mode: Optional[str]) -> str:
+    """The task mode for a benchmark: VidDiffBench needs closed/open; ViDiC-1K is always ``describe``."""
+    if cfg.data.benchmark == "vidic":
+        if mode not in (None, "describe"):
+            raise ConfigError(f"ViDiC-1K is a description benchmark: use --mode describe (got --mode {mode})")
+        return "describe"
+    if mode not in ("closed", "open"):
+        raise ConfigError(f"VidDiffBench needs --mode closed or --mode open (got {mode or 'none'})")
+    return mode

@@ -17,10 +17,11 @@ from pydantic import BaseModel
 from tqdm.auto import tqdm
 
 from viddiff.api import VidDiff
-from viddiff.config import Config, config_from_args
-from viddiff.data.viddiffbench import Dataset, load_dataset
+from viddiff.config import Config, config_from_args, resolve_mode
+from viddiff.data import load_benchmark
+from viddiff.data.viddiffbench import Dataset
 from viddiff.errors import InvalidAnswerError, VideoError, ViddiffError
-from viddiff.eval import evaluate, format_table, write_report
+from viddiff.eval import evaluate_dataset, format_table, write_report
 from viddiff.schema import Mode, RetrievalFrames, Sample, SampleResult, StageUsage
 from viddiff.store import ResultsStore, prepare_output_dir, write_json_atomic, write_text_atomic
 
@@ -62,10 +63,14 @@ def predictions_file(dataset: Dataset, results: dict[str, SampleResult], mode: M
 
     Closed: ``{key: "a"|"b"|"c"|null}`` (null = no valid answer, scored wrong).
     Open: only differences predicted ``a``/``b`` are claims; ``c`` and invalid ones are left out.
+    Describe (ViDiC-1K responses): ``{"id": sample_key, "response": text}`` ("" when the sample failed).
     """
     out: list[dict] = []
     for sample in dataset:
         result = results.get(sample.sample_key)
+        if mode == "describe":
+            out.append({"id": sample.sample_key, "response": (result.description or "") if result else ""})
+            continue
         if result is None:
             out.append({})
             continue
@@ -167,7 +172,7 @@ def run_benchmark(
     method_factory=VidDiff,
 ) -> RunOutcome:
     """Run a method (VidDiff by default; or e.g. ``LMMBaseline``) over a dataset selection and score it."""
-    dataset = load_dataset(cfg.data, splits=splits)
+    dataset = load_benchmark(cfg, splits=splits)
     out_dir = prepare_output_dir(output_dir)
     store = ResultsStore(out_dir)
     run_info = {"mode": mode, "splits": sorted(splits) if splits else None, "dataset": dataset.source}
@@ -201,7 +206,7 @@ def run_benchmark(
             out_dir / "usage.json",
             {"by_stage": {k: v.model_dump() for k, v in usage.items()}, "clip": clip_stats, "n_samples": len(done)},
         )
-        metrics = evaluate(dataset.samples, predictions, mode, cfg, client=vd.client)
+        metrics = evaluate_dataset(dataset, predictions, mode, cfg, client=vd.client)
         write_report(out_dir, metrics, cfg=cfg, dataset_source=dataset.source, dataset_revision=dataset.revision)
     finally:
         asyncio.run(vd.aclose())
@@ -229,6 +234,7 @@ def _format_usage(usage: dict[str, StageUsage], n_samples: int) -> str:
 
 def cli_run(args) -> int:
     cfg = config_from_args(args)
+    args.mode = resolve_mode(cfg, args.mode)
     updates = {flag: True for flag in ("swap_videos", "same_video", "save_visuals") if getattr(args, flag)}
     if updates:
         cfg = cfg.model_copy(update={"run": cfg.run.model_copy(update=updates)})

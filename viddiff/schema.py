@@ -18,7 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 Letter = Literal["a", "b", "c"]
 NumFrames = Literal["1", "gt_1"]
-Mode = Literal["closed", "open"]
+Mode = Literal["closed", "open", "describe"]
+"""``describe``: write a free-text account of similarities and differences (ViDiC-1K)."""
+ChecklistKind = Literal["similarity", "difference"]
 SPLITS = ("easy", "medium", "hard")
 
 
@@ -43,6 +45,10 @@ class Difference(_Model):
     description: str
     query_string: Optional[str] = None
     num_frames: NumFrames = "1"
+    category: Optional[str] = None
+    """ViDiC-1K dimension (subject, style, background, camera, motion, position, playback), when asked for."""
+    scope: Literal["local", "global"] = "local"
+    """``global``: visible over the whole video (camera, style, ...): keyframes span the video, no stage lookup."""
 
 
 class StageBoundaries(_Model):
@@ -93,6 +99,17 @@ class Sample(_Model):
 
 def _key_order(key: str) -> tuple[int, str]:
     return (int(key), key) if key.isdigit() else (10**9, key)
+
+
+class ChecklistItem(_Model):
+    """One ViDiC-1K yes/no question about a pair, judged against a generated description."""
+
+    key: str
+    kind: ChecklistKind
+    category: str
+    """One of ``viddiff.data.vidic.CATEGORIES``."""
+    question: str
+    correct_answer: Literal["yes", "no"]
 
 
 class Stage(_Model):
@@ -205,6 +222,8 @@ class SampleResult(_Model):
     usage: dict[str, StageUsage] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
     """Repairs, fallbacks and effective settings worth knowing when reading results."""
+    description: Optional[str] = None
+    """``describe`` mode: the text describing the pair's similarities and differences."""
 
     @field_validator("predictions")
     @classmethod

@@ -412,7 +412,8 @@ class ChatClient:
 
     def _cache_key(self, call: ModelCallConfig, messages: list[dict], params: dict[str, Any]) -> Optional[str]:
         """Key of the original request, or ``None`` when this request must not be cached."""
-        if self.cache is None or (call.temperature > 0 and not self.cache_nonzero_temperature):
+        sampled = call.temperature is None or call.temperature > 0  # None: the model's default, usually 1
+        if self.cache is None or (sampled and not self.cache_nonzero_temperature):
             return None
         return hash_key({"kind": "chat", "params": params, "messages": [_canonical_message(m) for m in messages]})
 
@@ -439,7 +440,9 @@ class ChatClient:
 
 def _request_params(call: ModelCallConfig, response_format: Optional[dict[str, Any]]) -> dict[str, Any]:
     """Everything sent besides the messages; also the non-message part of the cache key."""
-    params: dict[str, Any] = {"model": call.model, "temperature": call.temperature}
+    params: dict[str, Any] = {"model": call.model}
+    if call.temperature is not None:
+        params["temperature"] = call.temperature
     if call.max_tokens is not None:
         params["max_tokens"] = call.max_tokens
     if call.seed is not None:

@@ -19,7 +19,7 @@ from viddiff.baselines.answers import OpenAnswer, closed_answer_model, closed_le
 from viddiff.baselines.budget import budget_stride, default_max_images
 from viddiff.baselines.video_input import video_part
 from viddiff.cache import Cache, open_cache
-from viddiff.config import BaselineConfig, Config, config_from_args
+from viddiff.config import BaselineConfig, Config, config_from_args, resolve_mode
 from viddiff.schema import Mode, Prediction, Sample, SampleResult
 from viddiff.video import VideoFrames, read_pair
 
@@ -196,6 +196,7 @@ def cli_baseline(args) -> int:
     from viddiff.pipeline import cli_run_method
 
     cfg = resolve_config(config_from_args(args), args.model)
+    args.mode = resolve_mode(cfg, args.mode)
     safe_model = "".join(c if c.isalnum() or c in "-_." else "_" for c in args.model)
     split_name = "-".join(args.split) if args.split else "all"
     default_out = Path(f"runs/baseline-{safe_model}-{split_name}-{args.mode}")

@@ -1,5 +1,19 @@
-"""Benchmark data: the VidDiffBench loader, the synthetic benchmark, and dataset checks."""
+"""Benchmark data: the VidDiffBench and ViDiC-1K loaders, the synthetic benchmark, and dataset checks."""
 
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from viddiff.config import Config
 from viddiff.data.viddiffbench import Dataset, load_dataset, parse_row
 
-__all__ = ["Dataset", "load_dataset", "parse_row"]
+__all__ = ["Dataset", "load_benchmark", "load_dataset", "parse_row"]
+
+
+def load_benchmark(cfg: Config, splits: Optional[Sequence[str]] = None) -> Dataset:
+    """The dataset that ``cfg.data.benchmark`` names, filtered like every command filters it."""
+    if cfg.data.benchmark == "vidic":
+        from viddiff.data.vidic import load_vidic
+
+        return load_vidic(cfg.data, cfg.vidic, splits=splits)
+    return load_dataset(cfg.data, splits=splits)

@@ -96,10 +96,10 @@ def check_dataset(
 def cli_check(args: argparse.Namespace) -> int:
     """``viddiff data check``: exit 1 and list every problem, or confirm all videos are readable."""
     from viddiff.config import config_from_args
-    from viddiff.data.viddiffbench import load_dataset
+    from viddiff.data import load_benchmark
 
     cfg = config_from_args(args)
-    dataset = load_dataset(cfg.data, args.split)
+    dataset = load_benchmark(cfg, args.split)
     problems = check_dataset(dataset, backend=cfg.data.video_backend, hf_repo=cfg.data.hf_repo)
     for p in problems:
         print(f"{p.sample_key} video {p.video}: {p.problem}: {p.path} -> {p.advice}")

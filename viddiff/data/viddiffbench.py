@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, NoReturn, Optional, Sequence
 
@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from viddiff.config import DataConfig
 from viddiff.errors import DatasetError
-from viddiff.schema import Difference, RetrievalFrames, Sample, VideoRef
+from viddiff.schema import ChecklistItem, Difference, RetrievalFrames, Sample, VideoRef
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +54,9 @@ class Dataset:
     revision: Optional[str]
     root: Path
     """Directory that relative video paths were resolved against."""
+    checklists: dict[str, list[ChecklistItem]] = field(default_factory=dict)
+    """ViDiC-1K: the yes/no checklist of each sample (empty for VidDiffBench)."""
+    benchmark: str = "viddiffbench"
 
     def __len__(self) -> int:
         return len(self.samples)

@@ -8,7 +8,7 @@ from viddiff.eval.open import OpenMetrics, OpenRecord, score_open
 from viddiff.eval.predictions import load_predictions
 from viddiff.eval.prompts import PROMPT_VERSION
 from viddiff.eval.report import format_table, write_report
-from viddiff.eval.runner import evaluate
+from viddiff.eval.runner import evaluate, evaluate_dataset
 
 __all__ = [
     "PROMPT_VERSION",
@@ -17,6 +17,7 @@ __all__ = [
     "OpenMetrics",
     "OpenRecord",
     "evaluate",
+    "evaluate_dataset",
     "format_table",
     "load_predictions",
     "score_closed",

@@ -6,10 +6,10 @@ import argparse
 import logging
 from pathlib import Path
 
-from viddiff.config import config_from_args
-from viddiff.data.viddiffbench import load_dataset
+from viddiff.config import config_from_args, resolve_mode
+from viddiff.data import load_benchmark
 from viddiff.eval.report import DIFFERENCES_FILE, METRICS_FILE, REPORT_FILE, format_table, write_report
-from viddiff.eval.runner import evaluate
+from viddiff.eval.runner import evaluate_dataset
 
 logger = logging.getLogger(__name__)
 
@@ -21,9 +21,10 @@ def cli_eval(args: argparse.Namespace) -> int:
     given, so scoring a run directory's ``predictions.json`` updates that run.
     """
     cfg = config_from_args(args)
-    dataset = load_dataset(cfg.data, splits=args.split)
+    mode = resolve_mode(cfg, args.mode)
+    dataset = load_benchmark(cfg, splits=args.split)
     predictions = Path(args.predictions)
-    metrics = evaluate(dataset.samples, predictions, args.mode, cfg)
+    metrics = evaluate_dataset(dataset, predictions, mode, cfg)
     print(format_table(metrics), end="")
     out_dir = Path(args.output) if args.output else predictions.absolute().parent
     write_report(out_dir, metrics, cfg=cfg, dataset_source=dataset.source, dataset_revision=dataset.revision)

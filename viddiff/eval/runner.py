@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from viddiff.backends.llm import ChatClient
 from viddiff.cache import open_cache
@@ -16,6 +16,9 @@ from viddiff.eval.closed import ClosedMetrics, score_closed
 from viddiff.eval.open import OpenMetrics, score_open
 from viddiff.eval.predictions import load_predictions
 from viddiff.schema import Mode, Sample
+
+if TYPE_CHECKING:
+    from viddiff.data.viddiffbench import Dataset
 
 
 def evaluate(
@@ -48,3 +51,18 @@ def evaluate(
     finally:
         if cache is not None:
             cache.close()
+
+
+def evaluate_dataset(
+    dataset: "Dataset",
+    predictions: Union[str, Path, list[Any]],
+    mode: Mode,
+    cfg: Config,
+    client: Optional[ChatClient] = None,
+):
+    """Score predictions against a loaded benchmark: VidDiffBench (closed/open) or ViDiC-1K (describe)."""
+    if mode != "describe":
+        return evaluate(dataset.samples, predictions, mode, cfg, client)
+    from viddiff.eval.vidic import evaluate_vidic
+
+    return evaluate_vidic(dataset, predictions, cfg, client)
