@@ -13,6 +13,7 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "compare": "viddiff.api",
+    "describe": "viddiff.api",
     "VidDiff": "viddiff.api",
     "ComparisonResult": "viddiff.api",
     "Config": "viddiff.config",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
+import functools
 import logging
 import math
 import threading
@@ -22,9 +22,10 @@ from pydantic import BaseModel, Field
 from viddiff.backends.llm import ChatClient, UsageMeter
 from viddiff.cache import Cache, open_cache
 from viddiff.config import Config, config_from_args
+from viddiff.describe import omitted_note, render_description
 from viddiff.differencer import Differencer
 from viddiff.errors import VideoError, ViddiffError
-from viddiff.localizer.localize import CLIP_METHODS, Localizer
+from viddiff.localizer.localize import Localizer, needs_clip
 from viddiff.proposer import Proposer
 from viddiff.schema import (
     Difference,
@@ -73,6 +74,8 @@ class ComparisonResult(BaseModel):
     segmentations: Optional[tuple[Segmentation, Segmentation]] = None
     notes: list[str] = Field(default_factory=list)
     usage: dict[str, StageUsage] = Field(default_factory=dict)
+    description: Optional[str] = None
+    """``describe`` mode: the pair's similarities and differences as text, grouped by dimension."""
 
 
 class VidDiff:
@@ -115,9 +118,14 @@ class VidDiff:
         """CLIP forward passes and cache hits so far (``None`` if CLIP was never needed)."""
         return dataclasses.asdict(self._embedder.stats) if self._embedder is not None else None
 
-    def _localizer(self) -> Localizer:
-        needs_clip = self.config.localizer.method in CLIP_METHODS or self.config.localizer.method == "oracle"
-        return Localizer(self.config.localizer, self.embedder if needs_clip else None)
+    def _localizer(self, proposal: Proposal) -> Localizer:
+        cfg = self.config.localizer
+        return Localizer(cfg, self.embedder if needs_clip(cfg.method, proposal) else None)
+
+    @functools.cached_property
+    def _abc_differencer(self) -> Differencer:
+        """Describe mode always allows ``c``: a ``c`` verdict is what the description reports as a similarity."""
+        return Differencer(self.client, self.config.differencer.model_copy(update={"options": "abc"}))
 
     async def load_videos(self, sample: Sample, fps: Optional[float] = None) -> tuple[VideoFrames, VideoFrames]:
         """Decode both videos at the inference fps (the domain's, unless ``fps`` is given) in worker threads."""
@@ -125,23 +133,32 @@ class VidDiff:
         return await read_pair(sample.videos, fps or data.fps_for(sample.domain), data.max_side, data.video_backend)
 
     async def _proposal(self, sample: Sample, mode: Mode, meter: UsageMeter) -> Proposal:
+        action, n = sample.action_description, sample.n_differences_open
+        reuse = self.config.proposer.reuse_per_action
         if mode == "closed":
             # Benchmark samples: only the a/b-labelled differences are the task input. User input has no labels.
             kwargs = {"differences": sample.closed_differences() if sample.labels else list(sample.differences.values())}
             if not kwargs["differences"]:
                 raise ViddiffError(f"sample {sample.sample_key}: no differences to check in closed mode")
+        elif mode == "describe":
+            # Along the seven ViDiC-1K dimensions; global ones need no stage plan (see Proposer.propose).
+            make = functools.partial(self.proposer.propose_dimension_differences, action, n, meter)
+            differences = await (self._memo(("dimension-differences", action, n), make) if reuse else make())
+            kwargs = {"differences": differences}
         else:
-            kwargs = {"n_differences": sample.n_differences_open}
-        if not self.config.proposer.reuse_per_action:
-            return await self.proposer.propose(sample.action_description, meter=meter, **kwargs)
-        # One stage plan (and, in open mode, one list of differences) per action, shared by its samples.
-        action = sample.action_description
-        stages, _ = await self._memo(("stages", action), lambda: self.proposer.stage_plan(action, meter))
+            kwargs = {"n_differences": n}
+        if not reuse:
+            return await self.proposer.propose(action, meter=meter, **kwargs)
+        # One stage plan (and, in open/describe mode, one list of differences) per action, shared by its samples.
+        stages = None
+        if mode != "describe" or any(d.scope == "local" for d in kwargs["differences"]):
+            stages, _ = await self._memo(("stages", action), lambda: self.proposer.stage_plan(action, meter))
         if mode == "open":
-            n = kwargs.pop("n_differences")
-            kwargs["differences"] = await self._memo(
-                ("differences", action, n), lambda: self.proposer.propose_differences(action, n, meter)
-            )
+            kwargs = {
+                "differences": await self._memo(
+                    ("differences", action, n), lambda: self.proposer.propose_differences(action, n, meter)
+                )
+            }
         return await self.proposer.propose(action, stages=stages, meter=meter, **kwargs)
 
     async def _memo(self, key: tuple, make):
@@ -161,12 +178,17 @@ class VidDiff:
         fps: Optional[float] = None,
         on_stage=None,
     ) -> SampleResult:
-        """Run propose → localise → differ for one sample. ``on_stage(name)`` is called as each stage finishes."""
+        """Run propose → localise → differ for one sample. ``on_stage(name)`` is called as each stage finishes.
+
+        ``describe`` mode (ViDiC-1K): differences proposed along the seven dimensions, verified with options
+        ``abc``, and rendered into ``SampleResult.description`` (``c`` verdicts as similarities).
+        """
         meter = UsageMeter()
         videos = videos or await self.load_videos(sample, fps)
         proposal = await self._proposal(sample, mode, meter)
         _notify(on_stage, "proposer")
-        localizer = self._localizer()
+        localizer = self._localizer(proposal)
+        differencer = self._abc_differencer if mode == "describe" else self.differencer
 
         def localize():
             with self._clip_lock:
@@ -187,7 +209,7 @@ class VidDiff:
             kf = by_key[diff.key]
             frames_a = videos[0].at(kf.a.frame_indices)
             frames_b = videos[1].at(kf.b.frame_indices)
-            return await self.differencer.judge(
+            return await differencer.judge(
                 sample.action_description,
                 diff,
                 frames_a,
@@ -196,18 +218,26 @@ class VidDiff:
                 meter=meter,
             )
 
-        predictions = await asyncio.gather(*(judge(d) for d in proposal.differences))
+        predictions = list(await asyncio.gather(*(judge(d) for d in proposal.differences)))
         _notify(on_stage, "differencer")
+        notes = proposal.notes + localization.notes + _frame_rate_notes(videos)
+        description = None
+        if mode == "describe":
+            description = render_description(proposal.differences, predictions)
+            notes += omitted_note(predictions)
+            if self.config.differencer.options != "abc":
+                notes.append("differencer.options=ab ignored in describe mode: c verdicts are the similarities")
         return SampleResult(
             sample_key=sample.sample_key,
             index=index,
             mode=mode,
             proposal=proposal,
-            notes=proposal.notes + localization.notes + _frame_rate_notes(videos),
+            notes=notes,
             segmentations=localization.segmentations,
             keyframes=localization.keyframes,
-            predictions=list(predictions),
+            predictions=predictions,
             usage=meter.by_stage(),
+            description=description,
         )
 
     async def acompare(
@@ -234,6 +264,32 @@ class VidDiff:
         """Synchronous ``acompare`` for callers without an event loop."""
         return _run_sync(self.acompare(*args, **kwargs))
 
+    async def adescribe(
+        self,
+        video_a: Union[str, Path],
+        video_b: Union[str, Path],
+        *,
+        action: str = "",
+        n_differences: Optional[int] = None,
+        fps: Optional[float] = None,
+        fps_original: Optional[float] = None,
+    ) -> ComparisonResult:
+        """Describe how two videos are alike and how they differ along the seven ViDiC-1K dimensions
+        (subject, style, background, camera, motion, position, playback): ``result.description``.
+
+        ``action`` is optional context; ``n_differences`` (candidates to verify) defaults to ``vidic.n_differences``.
+        """
+        n = self.config.vidic.n_differences if n_differences is None else n_differences
+        sample = build_describe_sample(video_a, video_b, action, n, fps_original=fps_original)
+        if fps is not None and fps <= 0:
+            raise ViddiffError(f"fps must be positive, got {fps}")
+        result = await self.aprocess(sample, "describe", fps=fps)
+        return to_comparison(result, sample.action_description)
+
+    def describe(self, *args, **kwargs) -> ComparisonResult:
+        """Synchronous ``adescribe`` for callers without an event loop."""
+        return _run_sync(self.adescribe(*args, **kwargs))
+
     async def aclose(self) -> None:
         await self.client.aclose()
         if self._owns_cache and self.cache is not None:
@@ -250,11 +306,9 @@ def build_sample(
     fps_original: Optional[float] = None,
 ) -> tuple[Sample, Mode]:
     """Validate ``compare`` arguments into a one-off ``Sample`` (custom domain)."""
-    action = (action or "").strip()
+    action = _checked_action(action)
     if not action:
         raise ViddiffError("the action description is empty: say what the videos show, e.g. 'barbell back squat'")
-    if len(action) > MAX_ACTION_CHARS:
-        raise ViddiffError(f"the action description is {len(action)} characters; keep it under {MAX_ACTION_CHARS}")
     if differences is not None and n_differences is not None:
         raise ViddiffError("give either differences (closed mode) or n_differences (open mode), not both")
     if differences is None and n_differences is None:
@@ -278,15 +332,8 @@ def build_sample(
             diffs[str(i)] = Difference(key=str(i), name=text, description=text, query_string=text, num_frames="gt_1")
         mode: Mode = "closed"
     else:
-        if n_differences < 1:
-            raise ViddiffError(f"n_differences must be at least 1, got {n_differences}")
-        if n_differences > MAX_DIFFERENCES:
-            raise ViddiffError(f"n_differences is {n_differences}; at most {MAX_DIFFERENCES} per comparison")
+        _check_n_differences(n_differences)
         mode = "open"
-    refs = tuple(
-        VideoRef(path=_resolved_video_path(p, which), fps_original=fps_original)
-        for p, which in ((video_a, "A"), (video_b, "B"))
-    )
     sample = Sample(
         sample_key="compare",
         action="custom",
@@ -294,11 +341,57 @@ def build_sample(
         action_description=action,
         split="custom",
         domain="custom",
-        videos=refs,
+        videos=_video_refs(video_a, video_b, fps_original),
         differences=diffs,
         n_differences_open=n_differences or 0,
     )
     return sample, mode
+
+
+def build_describe_sample(
+    video_a: Union[str, Path],
+    video_b: Union[str, Path],
+    action: str,
+    n_differences: int,
+    *,
+    fps_original: Optional[float] = None,
+) -> Sample:
+    """Validate ``describe`` arguments into a one-off ``Sample``; unlike ``compare``, the action may be empty."""
+    action = _checked_action(action)
+    _check_n_differences(n_differences)
+    return Sample(
+        sample_key="describe",
+        action="custom",
+        action_name=action,
+        action_description=action,
+        split="custom",
+        domain="custom",
+        videos=_video_refs(video_a, video_b, fps_original),
+        n_differences_open=n_differences,
+    )
+
+
+def _checked_action(action: Optional[str]) -> str:
+    action = (action or "").strip()
+    if len(action) > MAX_ACTION_CHARS:
+        raise ViddiffError(f"the action description is {len(action)} characters; keep it under {MAX_ACTION_CHARS}")
+    return action
+
+
+def _check_n_differences(n_differences: int) -> None:
+    if n_differences < 1:
+        raise ViddiffError(f"n_differences must be at least 1, got {n_differences}")
+    if n_differences > MAX_DIFFERENCES:
+        raise ViddiffError(f"n_differences is {n_differences}; at most {MAX_DIFFERENCES} per comparison")
+
+
+def _video_refs(
+    video_a: Union[str, Path], video_b: Union[str, Path], fps_original: Optional[float]
+) -> tuple[VideoRef, VideoRef]:
+    return tuple(
+        VideoRef(path=_resolved_video_path(p, which), fps_original=fps_original)
+        for p, which in ((video_a, "A"), (video_b, "B"))
+    )
 
 
 def _resolved_video_path(path: Union[str, Path], which: str) -> str:
@@ -338,6 +431,7 @@ def to_comparison(result: SampleResult, action: str) -> ComparisonResult:
         segmentations=result.segmentations,
         notes=result.notes,
         usage=result.usage,
+        description=result.description,
     )
 
 
@@ -350,13 +444,44 @@ def compare(
     n_differences: Optional[int] = None,
     config: Optional[Config] = None,
     fps: Optional[float] = None,
+    fps_original: Optional[float] = None,
 ) -> ComparisonResult:
-    """One-shot comparison (loads models, compares, closes). Reuse ``VidDiff`` for many calls."""
+    """One-shot comparison (loads models, compares, closes). Reuse ``VidDiff`` for many calls.
+
+    ``fps_original`` is needed only for directories of frame images (files carry their frame rate).
+    """
 
     async def run() -> ComparisonResult:
         vd = VidDiff(config)
         try:
-            return await vd.acompare(video_a, video_b, action, differences=differences, n_differences=n_differences, fps=fps)
+            return await vd.acompare(
+                video_a, video_b, action, differences=differences, n_differences=n_differences, fps=fps,
+                fps_original=fps_original,
+            )
+        finally:
+            await vd.aclose()
+
+    return _run_sync(run())
+
+
+def describe(
+    video_a: Union[str, Path],
+    video_b: Union[str, Path],
+    *,
+    action: str = "",
+    n_differences: Optional[int] = None,
+    config: Optional[Config] = None,
+    fps: Optional[float] = None,
+    fps_original: Optional[float] = None,
+) -> ComparisonResult:
+    """One-shot ViDiC-style description of similarities and differences (``result.description``)."""
+
+    async def run() -> ComparisonResult:
+        vd = VidDiff(config)
+        try:
+            return await vd.adescribe(
+                video_a, video_b, action=action, n_differences=n_differences, fps=fps, fps_original=fps_original
+            )
         finally:
             await vd.aclose()
 
@@ -365,14 +490,24 @@ def compare(
 
 def cli_compare(args) -> int:
     cfg = config_from_args(args)
+    if args.describe:
+        if args.difference:
+            raise ViddiffError("--describe proposes its own differences; drop --difference")
+        result = describe(
+            args.video_a, args.video_b, action=args.action or "", n_differences=args.n_differences, config=cfg,
+            fps=args.fps, fps_original=args.fps_original,
+        )
+        print(result.model_dump_json(indent=2) if args.json else result.description)
+        return 0
     result = compare(
         args.video_a,
         args.video_b,
-        args.action,
+        args.action or "",
         differences=args.difference or None,
         n_differences=args.n_differences,
         config=cfg,
         fps=args.fps,
+        fps_original=args.fps_original,
     )
     if args.json:
         print(result.model_dump_json(indent=2))

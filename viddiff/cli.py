@@ -68,21 +68,33 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_ = sub.add_parser("compare", help="compare two of your own videos")
     cmp_.add_argument("video_a")
     cmp_.add_argument("video_b")
-    cmp_.add_argument("--action", required=True, help="what the action is, e.g. 'barbell back squat'")
+    cmp_.add_argument("--action", help="what the action is, e.g. 'barbell back squat' (optional with --describe)")
+    cmp_.add_argument(
+        "--describe",
+        action="store_true",
+        help="write a ViDiC-style description of similarities and differences along 7 dimensions",
+    )
     cmp_.add_argument("--difference", action="append", default=[], help="a candidate difference (closed mode; repeatable)")
     cmp_.add_argument("--n-differences", type=int, help="open mode: propose at most N differences")
     cmp_.add_argument("--fps", type=float, help="inference fps (default: data.default_fps)")
+    cmp_.add_argument("--fps-original", type=float, help="frame rate of image-directory videos (files carry their own)")
     cmp_.add_argument("--json", action="store_true", help="print the result as JSON")
     _add_config_args(cmp_)
     cmp_.set_defaults(handler="viddiff.api:cli_compare")
 
-    ev = sub.add_parser("eval", help="score a predictions file in the official VidDiffBench format")
-    ev.add_argument("--predictions", required=True)
+    ev = sub.add_parser("eval", help="score VidDiffBench predictions or ViDiC-1K responses (--benchmark vidic)")
+    ev.add_argument(
+        "--predictions",
+        required=True,
+        help="VidDiffBench: official predictions JSON; ViDiC-1K: responses, as `viddiff run` writes them "
+        '([{"id", "response"}]), {id: text}, or a ViDiC-1K repository response list',
+    )
     ev.add_argument("--mode", choices=MODES, help=MODE_HELP)
     _add_dataset_args(ev)
     ev.add_argument(
         "--output",
-        help="directory for metrics.json, report.md, differences.csv (default: the predictions file's directory)",
+        help="directory for metrics.json, report.md and differences.csv (ViDiC-1K: checklist.csv) "
+        "(default: the predictions file's directory)",
     )
     _add_config_args(ev)
     ev.set_defaults(handler="viddiff.eval.cli:cli_eval")

@@ -49,6 +49,9 @@ class Difference(_Model):
     """ViDiC-1K dimension (subject, style, background, camera, motion, position, playback), when asked for."""
     scope: Literal["local", "global"] = "local"
     """``global``: visible over the whole video (camera, style, ...): keyframes span the video, no stage lookup."""
+    contrast: Optional[str] = None
+    """``describe`` mode: the same aspect as it would be said of the other video (the description's opposite),
+    so a verdict renders as "In Video A <description>; in Video B <contrast>"."""
 
 
 class StageBoundaries(_Model):

@@ -171,7 +171,7 @@ class _ImageDirSource:
     def __init__(self, path: Path, fps_original: Optional[float]):
         if fps_original is None:
             raise VideoError(
-                f"{path}: is an image directory, which has no frame rate; pass fps_original"
+                f"{path}: is an image directory, which has no frame rate; give its fps (fps_original in a dataset row or the API, --fps-original on the command line)"
             )
         self.files = sorted(
             (p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES and not p.name.startswith(".")),
@@ -380,7 +380,7 @@ def _checked_fps(source: _Source, fps_original: Optional[float]) -> float:
     info = source.info
     if info.fps <= 0:
         if fps_original is None:
-            raise VideoError(f"{info.path}: the file states no frame rate; pass fps_original")
+            raise VideoError(f"{info.path}: the file states no frame rate; give it (fps_original in a dataset row or the API, --fps-original on the command line)")
         return float(fps_original)
     if fps_original is not None and abs(fps_original - info.fps) > _FPS_TOLERANCE * info.fps:
         logger.warning(

@@ -37,6 +37,7 @@ class Harness:
         seconds_between_frames: Optional[float] = None,
         difference: Difference = DIFFERENCE,
         cache: Optional[Cache] = None,
+        action: str = "barbell squat",
     ) -> Prediction:
         endpoints = EndpointsConfig(
             default=EndpointConfig(base_url=self.server.base_url, api_key_env="VIDDIFF_TEST_KEY"), backoff_base_s=0.01
@@ -49,7 +50,7 @@ class Harness:
         async def main() -> Prediction:
             try:
                 return await differencer.judge(
-                    "barbell squat", difference, frames_a, frames_b, seconds_between_frames=seconds_between_frames
+                    action, difference, frames_a, frames_b, seconds_between_frames=seconds_between_frames
                 )
             finally:
                 await client.aclose()

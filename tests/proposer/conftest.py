@@ -56,13 +56,34 @@ DIFFERENCES = [
     {"name": "speed", "description": "the ascent is faster", "query_string": "", "num_frames": "gt_1"},
 ]
 
+DIMENSION_DIFFERENCES = [
+    {
+        "name": "camera distance",
+        "category": "camera",
+        "scope": "global",
+        "description": "the camera is closer to the subject",
+        "contrast": "the camera is further from the subject",
+        "num_frames": "1",
+    },
+    {
+        "name": "arm swing",
+        "category": "motion",
+        "scope": "local",
+        "description": "the arms swing higher",
+        "contrast": "the arms swing lower",
+        "query_string": "the hands rise above the head",
+        "num_frames": "gt_1",
+    },
+]
+
 
 def request_kind(req: ChatRequest) -> str:
-    """``differences``, ``stages``, ``refine`` or ``links``, from the response-format schema name."""
+    """``differences``, ``dimensions``, ``stages``, ``refine`` or ``links``, from the response-format schema name."""
     name = req.response_format["json_schema"]["name"]
     if name == "StagesAnswer":
         return "refine" if "Remove the strings" in req.text else "stages"
-    return {"DifferencesAnswer": "differences", "LinksAnswer": "links"}[name]
+    kinds = {"DifferencesAnswer": "differences", "DimensionDifferencesAnswer": "dimensions", "LinksAnswer": "links"}
+    return kinds[name]
 
 
 def listed_ids(req: ChatRequest) -> list[str]:
@@ -80,6 +101,7 @@ class Harness:
 
     STAGES = STAGES
     DIFFERENCES = DIFFERENCES
+    DIMENSION_DIFFERENCES = DIMENSION_DIFFERENCES
 
     def __init__(self, server: FakeOpenAIServer):
         self.server = server
@@ -91,6 +113,7 @@ class Harness:
         """Set the answers per request kind; each request pops its queue's next answer, the last repeats."""
         self.queues = {
             "differences": [{"differences": DIFFERENCES}],
+            "dimensions": [{"differences": DIMENSION_DIFFERENCES}],
             "stages": [{"stages": STAGES}],
             "refine": [{"stages": STAGES}],
             "links": [_first_stage_links],
@@ -105,6 +128,18 @@ class Harness:
         return answer if isinstance(answer, str) else json.dumps(answer)
 
     def propose(self, action: str = "barbell squat", cfg: ProposerConfig | None = None, **kwargs: Any) -> Proposal:
+        return self._run(lambda proposer: proposer.propose(action, **kwargs), cfg)
+
+    def describe(self, action: str = "", n: int = 2, cfg: ProposerConfig | None = None) -> Proposal:
+        """Describe mode as ``VidDiff`` runs it: differences along the dimensions, then stages and links."""
+
+        async def both(proposer: Proposer) -> Proposal:
+            differences = await proposer.propose_dimension_differences(action, n, None)
+            return await proposer.propose(action, differences=differences)
+
+        return self._run(both, cfg)
+
+    def _run(self, call: Callable[[Proposer], Any], cfg: ProposerConfig | None) -> Proposal:
         endpoints = EndpointsConfig(
             default=EndpointConfig(base_url=self.server.base_url, api_key_env="VIDDIFF_TEST_KEY"), backoff_base_s=0.01
         )
@@ -113,7 +148,7 @@ class Harness:
 
         async def main() -> Proposal:
             try:
-                return await proposer.propose(action, **kwargs)
+                return await call(proposer)
             finally:
                 await client.aclose()
 

@@ -20,6 +20,7 @@ from viddiff.baselines.budget import budget_stride, default_max_images
 from viddiff.baselines.video_input import video_part
 from viddiff.cache import Cache, open_cache
 from viddiff.config import BaselineConfig, Config, config_from_args, resolve_mode
+from viddiff.errors import InvalidAnswerError
 from viddiff.schema import Mode, Prediction, Sample, SampleResult
 from viddiff.video import VideoFrames, read_pair
 
@@ -113,6 +114,7 @@ class LMMBaseline:
         """One request with the sampled frames of A then B.
 
         Closed: a letter per statement. Open: statements with letters, as many as the model gives.
+        Describe (ViDiC-1K): free text on similarities and differences along the seven dimensions.
         """
         cfg = self.config.baseline
         a, b = videos or await self.load_videos(sample)
@@ -120,10 +122,14 @@ class LMMBaseline:
         notes = frame_notes(a, b, sent, self.max_images)
         layout = prompts.video_layout(len(sent.a), len(sent.b), sent.fps_a, sent.fps_b, cfg.video_input)
         meter = UsageMeter()
+        predictions: list[Prediction] = []
+        description = None
         if mode == "closed":
             predictions = await self._closed(sample, layout, sent, meter, notes)
-        else:
+        elif mode == "open":
             predictions = await self._open(sample, layout, sent, meter, notes)
+        else:
+            description = await self._describe(sample, layout, sent, meter)
         if on_stage is not None:
             on_stage(STAGE)
         return SampleResult(
@@ -134,6 +140,7 @@ class LMMBaseline:
             predictions=predictions,
             usage=meter.by_stage(),
             notes=notes,
+            description=description,
         )
 
     async def _closed(
@@ -167,7 +174,15 @@ class LMMBaseline:
             for i, item in enumerate(answer.differences)
         ]
 
-    def _messages(self, text: str, sent: SentFrames) -> list[dict[str, Any]]:
+    async def _describe(self, sample: Sample, layout: str, sent: SentFrames, meter: UsageMeter) -> str:
+        text = prompts.describe_prompt(sample.action_description, layout)
+        messages = await asyncio.to_thread(self._messages, text, sent, prompts.SYSTEM_DESCRIBE)
+        answer = await self.client.complete_text(self.config.baseline, messages, stage=STAGE, meter=meter)
+        if not answer.strip():
+            raise InvalidAnswerError(f"{self.config.baseline.model} ({STAGE}) answered with empty text", raw=answer)
+        return answer.strip()
+
+    def _messages(self, text: str, sent: SentFrames, system: str = prompts.SYSTEM) -> list[dict[str, Any]]:
         """System + user message: the prompt, then A's label and frames (or clip), then B's.
         CPU-bound (JPEG/H.264 encoding), so callers run it in a worker thread."""
         cfg = self.config.baseline
@@ -181,9 +196,9 @@ class LMMBaseline:
                 {"type": "text", "text": label_b},
                 video_part(sent.b, sent.fps_b, cfg.image.max_side),
             ]
-            return [system_message(prompts.SYSTEM), {"role": "user", "content": content}]
+            return [system_message(system), {"role": "user", "content": content}]
         user = user_message(text, label_a, *sent.a, label_b, *sent.b, image=cfg.image)
-        return [system_message(prompts.SYSTEM), user]
+        return [system_message(system), user]
 
     async def aclose(self) -> None:
         await self.client.aclose()

@@ -7,12 +7,28 @@ otherwise tell where video A ends or how fast the motion is.
 
 from __future__ import annotations
 
-PROMPT_VERSION = "lmm-baseline-v2"
+PROMPT_VERSION = "lmm-baseline-v3"
 
 SYSTEM = (
     "You are an expert coach comparing two videos of people performing the same action. "
     "The videos come from a public research dataset. Answer with JSON only."
 )
+SYSTEM_DESCRIBE = (
+    "You are an expert video analyst comparing two videos. The videos come from a public research dataset. "
+    "You describe only what the frames show."
+)
+"""Describe mode (ViDiC-1K): free text, and the videos need not show people or the same action."""
+
+DIMENSIONS = (
+    ("Subject", "who or what is shown: number, kind, appearance, clothing, colour, size of people, animals, objects"),
+    ("Style", "visual style: realistic or animated, colour grading, lighting, brightness, artistic effects"),
+    ("Background", "the setting behind the subject: place, scenery, environment, weather, other objects"),
+    ("Camera", "how it is filmed: shot size, viewing angle, camera movement (pan, tilt, zoom, tracking), steadiness"),
+    ("Motion", "what the subject does and how it moves: actions, direction, speed, range, order"),
+    ("Position", "where the subject is in the frame and relative to other things, and how that changes"),
+    ("Playback technique", "slow motion, fast forward, reverse, freeze frame, looping, cuts"),
+)
+"""The seven ViDiC-1K dimensions, in ``viddiff.data.vidic.CATEGORIES`` order, as the describe prompt lists them."""
 
 
 def _rate(fps: float) -> str:
@@ -59,4 +75,29 @@ def open_prompt(action: str, layout: str, n_differences: int) -> str:
         "it is more true of video B. Focus on differences that matter to a coach; do not describe the background, "
         "clothing or camera.\n"
         'Answer as JSON: {"differences": [{"description": "...", "prediction": "a"}, ...]}'
+    )
+
+
+def describe_prompt(action: str, layout: str) -> str:
+    """Describe mode: similarities and differences along the seven dimensions, as plain text.
+
+    Written from the ViDiC-1K paper's description of its prompt: cover every dimension, keep
+    similarities short and differences detailed, no speculation or invented detail, and ignore
+    differences that are only image noise.
+    """
+    scene = f'Both videos show people performing this action: "{action}".\n' if action.strip() else ""
+    listing = "\n".join(f"{i}. {name}: {what}" for i, (name, what) in enumerate(DIMENSIONS, start=1))
+    return (
+        f"{scene}{layout}\n\n"
+        "Compare video A and video B along these seven dimensions:\n"
+        f"{listing}\n\n"
+        "For each dimension, in this order, write its name and then:\n"
+        "- the similarities: short, one sentence saying what the two videos share;\n"
+        "- the differences: in detail, saying explicitly what video A shows and what video B shows "
+        '(for example "In video A the camera pans left to follow the dog; in video B the camera stays still").\n'
+        "Describe only what is visible in the frames. Do not speculate about intentions, causes or anything "
+        "off screen, and do not invent details you cannot see; if a dimension cannot be judged, say so briefly. "
+        "Ignore differences that are only image noise, such as compression artefacts, grain or small changes "
+        "in sharpness or pixel values.\n"
+        "Answer in plain text, not JSON."
     )

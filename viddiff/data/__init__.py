@@ -10,10 +10,14 @@ from viddiff.data.viddiffbench import Dataset, load_dataset, parse_row
 __all__ = ["Dataset", "load_benchmark", "load_dataset", "parse_row"]
 
 
-def load_benchmark(cfg: Config, splits: Optional[Sequence[str]] = None) -> Dataset:
-    """The dataset that ``cfg.data.benchmark`` names, filtered like every command filters it."""
+def load_benchmark(cfg: Config, splits: Optional[Sequence[str]] = None, *, fetch_videos: bool = True) -> Dataset:
+    """The dataset that ``cfg.data.benchmark`` names, filtered like every command filters it.
+
+    ``fetch_videos=False`` when only the annotations are needed (scoring): ViDiC-1K otherwise
+    downloads the selected pairs' videos from the hub.
+    """
     if cfg.data.benchmark == "vidic":
         from viddiff.data.vidic import load_vidic
 
-        return load_vidic(cfg.data, cfg.vidic, splits=splits)
+        return load_vidic(cfg.data, cfg.vidic, splits=splits, fetch_videos=fetch_videos)
     return load_dataset(cfg.data, splits=splits)

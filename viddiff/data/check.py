@@ -3,6 +3,9 @@
 VidDiffBench videos come from several owners (design.md §5), so a missing
 file is the most likely first failure; this reports every one with its
 expected path and the way to obtain it, instead of failing mid-run.
+ViDiC-1K videos come from its HF dataset repo (downloaded at run time,
+never shipped); for it the command also says how many pairs overlap
+VidDiffBench.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel
 
-from viddiff.config import DataConfig
+from viddiff.config import DataConfig, VidicConfig
 from viddiff.data.viddiffbench import Dataset
 from viddiff.errors import VideoError
 from viddiff.schema import Sample, VideoRef
@@ -33,6 +36,8 @@ class VideoProblem(BaseModel):
 
 def advice_for(sample: Sample, hf_repo: str, root: Path) -> str:
     """Where a sample's videos come from: the HF zips, their licensed owners, or the synthetic generator."""
+    if sample.domain == "vidic":
+        return _vidic_advice(sample, hf_repo, root)
     if sample.source_dataset == "synthetic":
         return f"re-generate the synthetic benchmark with `viddiff data synth --out {root}`"
     if sample.domain in ("fitness", "surgery"):
@@ -51,6 +56,17 @@ def advice_for(sample: Sample, hf_repo: str, root: Path) -> str:
             "(https://github.com/xujinglin/FineDiving) under their licence and place the frames at the path shown"
         )
     return "place the video at the path shown, or set data.video_root to the directory that holds the videos"
+
+
+def _vidic_advice(sample: Sample, hf_repo: str, root: Path) -> str:
+    if sample.source_dataset == "synthetic":
+        return f"re-generate the synthetic ViDiC benchmark with `viddiff data synth --benchmark vidic --out {root}`"
+    return (
+        f"ViDiC-1K videos are in the Hugging Face dataset repo {hf_repo} (licence CC-BY-NC-SA-4.0: downloaded at "
+        "run time, never shipped with viddiff): run with --dataset hf to download the checklist and the videos it "
+        f"needs, or download the repo with `hf download {hf_repo} --repo-type dataset --local-dir DIR` and pass "
+        "--set data.video_root=DIR (checklist video paths are relative to the repo root)"
+    )
 
 
 def _problem(ref: VideoRef, backend: str) -> Optional[str]:
@@ -75,11 +91,11 @@ def check_dataset(
     """Probe every video of ``dataset`` once; report each (sample, video) that cannot be used.
 
     ``hf_repo`` names the repo in the advice for HF-hosted videos (default:
-    the config default).
+    the config default of the dataset's benchmark).
     """
     from tqdm import tqdm
 
-    repo = hf_repo or DataConfig().hf_repo
+    repo = hf_repo or (VidicConfig().hf_repo if dataset.benchmark == "vidic" else DataConfig().hf_repo)
     refs = {(ref.path, ref.fps_original, ref.frames_trim): ref for sample in dataset for ref in sample.videos}
     bar = tqdm(refs.items(), desc="checking videos", unit="video", disable=len(refs) < _PROGRESS_MIN_VIDEOS)
     verdicts = {key: _problem(ref, backend) for key, ref in bar}
@@ -100,9 +116,18 @@ def cli_check(args: argparse.Namespace) -> int:
 
     cfg = config_from_args(args)
     dataset = load_benchmark(cfg, args.split)
-    problems = check_dataset(dataset, backend=cfg.data.video_backend, hf_repo=cfg.data.hf_repo)
+    vidic = cfg.data.benchmark == "vidic"
+    problems = check_dataset(
+        dataset, backend=cfg.data.video_backend, hf_repo=cfg.vidic.hf_repo if vidic else cfg.data.hf_repo
+    )
     for p in problems:
         print(f"{p.sample_key} video {p.video}: {p.problem}: {p.path} -> {p.advice}")
+    if vidic:
+        from viddiff.data.vidic import overlap_with_viddiffbench
+
+        overlap = overlap_with_viddiffbench(dataset)
+        listing = f": {', '.join(overlap)}" if overlap else ""
+        print(f"{len(overlap)} of {len(dataset)} pairs overlap VidDiffBench{listing}")
     n_videos = len({ref.path for sample in dataset for ref in sample.videos})
     if problems:
         print(f"{len({p.path for p in problems})} of {n_videos} videos cannot be used")

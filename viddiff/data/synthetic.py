@@ -190,6 +190,8 @@ def write_synthetic_benchmark(out: Path, pairs: int = 12, seed: int = 0) -> Path
 
 def cli_synth(args: argparse.Namespace) -> int:
     """``viddiff data synth``: write the benchmark, then read it back with the real loader as a check."""
+    if getattr(args, "benchmark", "viddiffbench") == "vidic":
+        return _cli_synth_vidic(args)
     from viddiff.config import DataConfig
     from viddiff.data.viddiffbench import load_dataset
 
@@ -202,5 +204,24 @@ def cli_synth(args: argparse.Namespace) -> int:
     print(
         f"{len(dataset)} pairs ({2 * len(dataset)} videos, {labelled} a/b differences); actions: {per_action}; "
         f"splits: {', '.join(sorted({s.split for s in dataset}))}; use it with --dataset {path.parent}"
+    )
+    return 0
+
+
+def _cli_synth_vidic(args: argparse.Namespace) -> int:
+    """``viddiff data synth --benchmark vidic``: write the ViDiC-format fixture and read it back with the real loader."""
+    from viddiff.config import DataConfig, VidicConfig
+    from viddiff.data.vidic import CATEGORY_NAMES, load_vidic, write_synthetic_vidic
+
+    path = write_synthetic_vidic(Path(args.out), pairs=args.pairs, seed=args.seed)
+    dataset = load_vidic(DataConfig(benchmark="vidic", dataset=str(path)), VidicConfig())
+    items = [q for checklist in dataset.checklists.values() for q in checklist]
+    n_diff = sum(q.kind == "difference" for q in items)
+    categories = ", ".join(CATEGORY_NAMES[c] for c in CATEGORY_NAMES if any(q.category == c for q in items))
+    print(f"wrote {path}")
+    print(
+        f"{len(dataset)} pairs ({2 * len(dataset)} videos), {len(items)} checklist questions "
+        f"({n_diff} difference, {len(items) - n_diff} similarity); categories: {categories}; "
+        f"use it with --benchmark vidic --dataset {path.parent}"
     )
     return 0

@@ -75,7 +75,7 @@ class Differencer:
             options=self.cfg.options,
         )
         messages = [
-            system_message(prompts.SYSTEM),
+            system_message(prompts.system_prompt(action)),
             user_message(text, *frames_a, *frames_b, image=self.cfg.image),
         ]
         schema = AnswerABC if self.cfg.options == "abc" else AnswerAB

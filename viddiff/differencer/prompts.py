@@ -1,11 +1,20 @@
 """Differencer prompt: keyframes of A then B, one statement, answer a/b(/c)."""
 
-PROMPT_VERSION = "differencer-v1"
+PROMPT_VERSION = "differencer-v2"
 
 SYSTEM = (
     "You are an expert coach comparing two performances of the same action from video frames. "
     "The images come from a public research dataset. Answer with JSON only."
 )
+SYSTEM_NO_ACTION = (
+    "You are an expert video analyst comparing two videos from their frames. "
+    "The images come from a public research dataset. Answer with JSON only."
+)
+"""For pairs without an action description (ViDiC-1K), which need not show people or the same action."""
+
+
+def system_prompt(action: str) -> str:
+    return SYSTEM if action.strip() else SYSTEM_NO_ACTION
 
 _OPTIONS = {
     "abc": '(a) video A, (b) video B, or (c) they are similar or you cannot tell.',
@@ -33,8 +42,11 @@ def build_prompt(
         if seconds_between_frames is not None:
             layout += f" Within each video, consecutive frames are {seconds_between_frames:.2f} seconds apart."
     letters = '"a", "b" or "c"' if options == "abc" else '"a" or "b"'
+    scene = "Two videos are compared."  # pairs without an action description (ViDiC-1K)
+    if action.strip():
+        scene = f'Two videos show people performing this action: "{action}".'
     return (
-        f'Two videos show people performing this action: "{action}".\n'
+        f"{scene}\n"
         f"{layout}\n\n"
         f'Statement: "{statement}"\n'
         f"Which video is the statement more true of? {_OPTIONS[options]}\n"

@@ -1,8 +1,10 @@
-"""Evaluation outputs: ``metrics.json``, ``differences.csv``, ``report.md``, console tables.
+"""Evaluation outputs: ``metrics.json``, a per-item CSV, ``report.md``, console tables.
 
-Everything needed to interpret or reproduce a number is written next to it
-(judge and flip models, prompt version, seed, dataset source and revision),
-because an open-mode recall without its judge is not comparable to anything.
+The per-item CSV is ``differences.csv`` for VidDiffBench and ``checklist.csv``
+for ViDiC-1K (rendered by ``vidic_report.py``). Everything needed to
+interpret or reproduce a number is written next to it (judge and flip models,
+prompt version, seed, dataset source and revision), because an open-mode
+recall without its judge is not comparable to anything.
 """
 
 from __future__ import annotations
@@ -17,8 +19,19 @@ from viddiff.config import Config
 from viddiff.eval.closed import ClosedMetrics, ClosedRecord
 from viddiff.eval.open import OpenMetrics, OpenRecord
 from viddiff.eval.stats import Accuracy
+from viddiff.eval.tables import md_table, pct, text_table
+from viddiff.eval.vidic import VidicMetrics
+from viddiff.eval.vidic_report import (
+    CHECKLIST_FILE,
+    format_vidic_markdown,
+    format_vidic_table,
+    vidic_summary,
+    write_vidic_csv,
+)
 
-Metrics = Union[ClosedMetrics, OpenMetrics]
+BenchMetrics = Union[ClosedMetrics, OpenMetrics]
+"""VidDiffBench metrics."""
+Metrics = Union[ClosedMetrics, OpenMetrics, VidicMetrics]
 
 METRICS_FILE = "metrics.json"
 DIFFERENCES_FILE = "differences.csv"
@@ -28,19 +41,31 @@ REPORT_FILE = "report.md"
 def write_report(
     out_dir: Path, metrics: Metrics, *, cfg: Config, dataset_source: str, dataset_revision: Optional[str]
 ) -> None:
-    """Write the three report files into ``out_dir`` (created if needed)."""
+    """Write ``metrics.json``, the per-item CSV (see :func:`records_file`) and ``report.md`` into ``out_dir``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    summary = metrics_summary(metrics, cfg=cfg, dataset_source=dataset_source, dataset_revision=dataset_revision)
+    provenance = dict(cfg=cfg, dataset_source=dataset_source, dataset_revision=dataset_revision)
+    if isinstance(metrics, VidicMetrics):
+        summary = vidic_summary(metrics, **provenance)
+        write_vidic_csv(out_dir / CHECKLIST_FILE, metrics)
+        markdown = format_vidic_markdown(metrics, summary)
+    else:
+        summary = metrics_summary(metrics, **provenance)
+        _write_csv(out_dir / DIFFERENCES_FILE, metrics)
+        markdown = format_markdown(metrics, summary)
     (out_dir / METRICS_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    _write_csv(out_dir / DIFFERENCES_FILE, metrics)
-    (out_dir / REPORT_FILE).write_text(format_markdown(metrics, summary), encoding="utf-8")
+    (out_dir / REPORT_FILE).write_text(markdown, encoding="utf-8")
+
+
+def records_file(metrics: Metrics) -> str:
+    """Name of the per-item CSV that :func:`write_report` writes for these metrics."""
+    return CHECKLIST_FILE if isinstance(metrics, VidicMetrics) else DIFFERENCES_FILE
 
 
 def metrics_summary(
-    metrics: Metrics, *, cfg: Config, dataset_source: str, dataset_revision: Optional[str]
+    metrics: BenchMetrics, *, cfg: Config, dataset_source: str, dataset_revision: Optional[str]
 ) -> dict[str, Any]:
-    """The ``metrics.json`` payload: metrics without per-difference records, plus provenance."""
+    """VidDiffBench ``metrics.json`` payload: metrics without per-difference records, plus provenance."""
     from viddiff import __version__
 
     is_open = isinstance(metrics, OpenMetrics)
@@ -75,7 +100,7 @@ def metrics_summary(
     }
 
 
-def _write_csv(path: Path, metrics: Metrics) -> None:
+def _write_csv(path: Path, metrics: BenchMetrics) -> None:
     record_type = OpenRecord if isinstance(metrics, OpenMetrics) else ClosedRecord
     fields = list(record_type.model_fields)
     rows = [r.model_dump(mode="json") for r in metrics.records]
@@ -88,16 +113,12 @@ def _write_csv(path: Path, metrics: Metrics) -> None:
 # ---------------------------------------------------------------------- cells
 
 
-def _pct(x: Optional[float]) -> str:
-    return "-" if x is None else f"{100 * x:.1f}"
-
-
 def _p(x: Optional[float]) -> str:
     return "-" if x is None else f"{x:.3g}"
 
 
 def _ci(a: Accuracy) -> str:
-    return "-" if a.ci_low is None or a.ci_high is None else f"[{_pct(a.ci_low)}, {_pct(a.ci_high)}]"
+    return "-" if a.ci_low is None or a.ci_high is None else f"[{pct(a.ci_low)}, {pct(a.ci_high)}]"
 
 
 _CLOSED_HEAD = ["n", "correct", "acc %", "p (vs 50%)", "95% CI"]
@@ -105,48 +126,48 @@ _OPEN_HEAD = ["n", "found", "recall %", "matched %", "wrong letter %", "not matc
 
 
 def _closed_cells(a: Accuracy) -> list[str]:
-    return [str(a.n), str(a.correct), _pct(a.accuracy), _p(a.p_value), _ci(a)]
+    return [str(a.n), str(a.correct), pct(a.accuracy), _p(a.p_value), _ci(a)]
 
 
 def _open_cells(s: Any) -> list[str]:
     return [
         str(s.n),
         str(s.found),
-        _pct(s.recall),
-        _pct(s.matched_rate),
-        _pct(s.wrong_letter_rate),
-        _pct(s.not_matched_rate),
-        _pct(s.flip_unverified_rate),
+        pct(s.recall),
+        pct(s.matched_rate),
+        pct(s.wrong_letter_rate),
+        pct(s.not_matched_rate),
+        pct(s.flip_unverified_rate),
     ]
 
 
-def _cells(metrics: Metrics):
+def _cells(metrics: BenchMetrics):
     return (_OPEN_HEAD, _open_cells) if isinstance(metrics, OpenMetrics) else (_CLOSED_HEAD, _closed_cells)
 
 
-def _split_rows(metrics: Metrics) -> tuple[list[str], list[list[str]]]:
+def _split_rows(metrics: BenchMetrics) -> tuple[list[str], list[list[str]]]:
     head, cells = _cells(metrics)
     rows = [[split, *cells(stats)] for split, stats in metrics.splits.items()]
     blank = [""] * len(head)
-    blank[2] = _pct(metrics.avg)  # column 2 is accuracy (closed) / recall (open) in both headers
+    blank[2] = pct(metrics.avg)  # column 2 is accuracy (closed) / recall (open) in both headers
     rows.append(["Avg", *blank])
     rows.append(["all (pooled)", *cells(metrics.overall)])
     return ["split", *head], rows
 
 
-def _action_rows(metrics: Metrics) -> tuple[list[str], list[list[str]]]:
+def _action_rows(metrics: BenchMetrics) -> tuple[list[str], list[list[str]]]:
     head, cells = _cells(metrics)
     rows = [[r.split, r.action, r.action_name, *cells(r.stats)] for r in metrics.by_action]
     return ["split", "action", "name", *head], rows
 
 
-def _difference_rows(metrics: Metrics) -> tuple[list[str], list[list[str]]]:
+def _difference_rows(metrics: BenchMetrics) -> tuple[list[str], list[list[str]]]:
     head, cells = _cells(metrics)
     rows = [[r.action, r.key, r.name, r.description, *cells(r.stats)] for r in metrics.by_difference]
     return ["action", "key", "name", "description", *head], rows
 
 
-def _title(metrics: Metrics) -> str:
+def _title(metrics: BenchMetrics) -> str:
     if isinstance(metrics, OpenMetrics):
         return (
             f"Open recall@N_diff (judge {metrics.judge_model}, flip {metrics.flip_model}, "
@@ -155,7 +176,7 @@ def _title(metrics: Metrics) -> str:
     return "Closed accuracy (ground truth a/b only; chance = 50%)"
 
 
-def _notes(metrics: Metrics) -> list[str]:
+def _notes(metrics: BenchMetrics) -> list[str]:
     if isinstance(metrics, OpenMetrics):
         notes = [
             f"{metrics.n_predictions} predicted differences, {metrics.unmatched_predictions} matched to no ground truth.",
@@ -167,7 +188,7 @@ def _notes(metrics: Metrics) -> list[str]:
         return notes
     b = metrics.balance
     return [
-        f"Prediction balance: 'a' in {_pct(b.pred_a_fraction)}% of a/b predictions vs {_pct(b.gt_a_fraction)}% "
+        f"Prediction balance: 'a' in {pct(b.pred_a_fraction)}% of a/b predictions vs {pct(b.gt_a_fraction)}% "
         f"of ground truth; {b.pred_c} 'c', {b.pred_null} null, {b.missing} missing (all counted wrong)."
     ]
 
@@ -175,33 +196,17 @@ def _notes(metrics: Metrics) -> list[str]:
 # ---------------------------------------------------------------------- text tables
 
 
-def _text_table(head: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(c)) for c in col) for col in zip(head, *rows)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(head, widths)).rstrip()]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
-    return "\n".join(lines)
-
-
 def format_table(metrics: Metrics) -> str:
-    """Console summary: metrics by split with Avg, then per action."""
-    parts = [_title(metrics), _text_table(*_split_rows(metrics)), *_notes(metrics)]
+    """Console summary: metrics by split with Avg, then per action (ViDiC-1K: Avg/Diff/Sim, per category)."""
+    if isinstance(metrics, VidicMetrics):
+        return format_vidic_table(metrics)
+    parts = [_title(metrics), text_table(*_split_rows(metrics)), *_notes(metrics)]
     if metrics.by_action:
-        parts += ["", "Per action", _text_table(*_action_rows(metrics))]
+        parts += ["", "Per action", text_table(*_action_rows(metrics))]
     return "\n".join(parts) + "\n"
 
 
-def _md_cell(value: str) -> str:
-    return value.replace("|", "\\|").replace("\n", " ")
-
-
-def _md_table(head: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(_md_cell(h) for h in head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def format_markdown(metrics: Metrics, summary: dict[str, Any]) -> str:
+def format_markdown(metrics: BenchMetrics, summary: dict[str, Any]) -> str:
     """``report.md``: provenance, then split, action and difference tables."""
     dataset = summary["dataset"]
     lines = [
@@ -215,10 +220,10 @@ def format_markdown(metrics: Metrics, summary: dict[str, Any]) -> str:
         lines.append(
             f"- judge: {metrics.judge_model}; flip check: {metrics.flip_model}; prompt version: {metrics.prompt_version}"
         )
-    lines += ["", f"## {_title(metrics)}", "", _md_table(*_split_rows(metrics)), ""]
+    lines += ["", f"## {_title(metrics)}", "", md_table(*_split_rows(metrics)), ""]
     lines += [f"{note}" for note in _notes(metrics)]
-    lines += ["", "## Per action", "", _md_table(*_action_rows(metrics))]
-    lines += ["", "## Per difference", "", _md_table(*_difference_rows(metrics))]
+    lines += ["", "## Per action", "", md_table(*_action_rows(metrics))]
+    lines += ["", "## Per difference", "", md_table(*_difference_rows(metrics))]
     if isinstance(metrics, OpenMetrics) and metrics.judge_issues:
         lines += ["", "## Judge issues", ""]
         lines += [

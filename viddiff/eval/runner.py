@@ -1,13 +1,14 @@
-"""``evaluate``: one synchronous call from samples and predictions to metrics.
+"""``evaluate`` / ``evaluate_dataset``: one synchronous call from predictions to metrics.
 
-For scripts and the CLI; inside an event loop use ``score_open`` directly.
+For scripts and the CLI; inside an event loop await ``score_open`` or
+``score_vidic`` directly.
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional, TypeVar, Union
 
 from viddiff.backends.llm import ChatClient
 from viddiff.cache import open_cache
@@ -19,6 +20,9 @@ from viddiff.schema import Mode, Sample
 
 if TYPE_CHECKING:
     from viddiff.data.viddiffbench import Dataset
+    from viddiff.eval.vidic import VidicMetrics
+
+T = TypeVar("T")
 
 
 def evaluate(
@@ -36,18 +40,28 @@ def evaluate(
     validated = load_predictions(predictions, mode, samples)
     if mode == "closed":
         return score_closed(samples, validated)
+    return run_judged(cfg, client, lambda judge: score_open(samples, validated, judge, cfg.eval))
+
+
+def run_judged(cfg: Config, client: Optional[ChatClient], score: Callable[[ChatClient], Awaitable[T]]) -> T:
+    """Run an async judge-based scorer to completion from synchronous code.
+
+    Uses ``client`` if given, else one built from ``cfg.endpoints`` with the
+    cache from ``cfg.cache`` (closed after use). Refuses to run inside an
+    event loop, where the caller should await the scorer itself.
+    """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         pass
     else:
-        raise RuntimeError("evaluate() cannot run inside an event loop; await viddiff.eval.score_open(...) instead")
+        raise RuntimeError("evaluation cannot run synchronously inside an event loop; await the score_* function instead")
     if client is not None:
-        return asyncio.run(score_open(samples, validated, client, cfg.eval))
+        return asyncio.run(score(client))
     cache = open_cache(cfg.cache)
     try:
         own = ChatClient(cfg.endpoints, cache=cache, cache_nonzero_temperature=cfg.cache.cache_nonzero_temperature)
-        return asyncio.run(score_open(samples, validated, own, cfg.eval))
+        return asyncio.run(score(own))
     finally:
         if cache is not None:
             cache.close()
@@ -55,12 +69,15 @@ def evaluate(
 
 def evaluate_dataset(
     dataset: "Dataset",
-    predictions: Union[str, Path, list[Any]],
+    predictions: Union[str, Path, list[Any], dict[str, Any]],
     mode: Mode,
     cfg: Config,
     client: Optional[ChatClient] = None,
-):
-    """Score predictions against a loaded benchmark: VidDiffBench (closed/open) or ViDiC-1K (describe)."""
+) -> Union[ClosedMetrics, OpenMetrics, "VidicMetrics"]:
+    """Score predictions against a loaded benchmark: VidDiffBench (closed/open) or ViDiC-1K (describe).
+
+    Describe mode takes a ViDiC-1K response file (see ``viddiff.eval.vidic_responses``).
+    """
     if mode != "describe":
         return evaluate(dataset.samples, predictions, mode, cfg, client)
     from viddiff.eval.vidic import evaluate_vidic

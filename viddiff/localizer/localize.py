@@ -1,5 +1,10 @@
 """Stage 2 of VidDiff: align the two videos by sub-action stage and pick keyframes.
 
+Local differences (the default) get keyframes from their linked stages.
+Global differences (``Difference.scope == "global"``: camera, style,
+background, playback...) hold over the whole video, so their keyframes are
+spread evenly over it and their stage links are not looked at.
+
 This module is the I/O-facing glue: it embeds frames and retrieval strings
 with CLIP and hands plain arrays to the pure algorithms (scores, Viterbi,
 ablation segmenters, keyframe selection).
@@ -38,11 +43,13 @@ class Localization(BaseModel):
 
 
 class Localizer:
-    """Runs one configured localisation method; CLIP is only touched by the methods that need it."""
+    """Runs one configured localisation method; CLIP is only touched by the methods that need it.
+
+    ``embedder`` may be left out for a CLIP method when every difference to localise is global
+    (:func:`needs_clip`), so a describe-mode sample with only global differences never loads CLIP.
+    """
 
     def __init__(self, cfg: LocalizerConfig, embedder: Optional[Embedder] = None):
-        if cfg.method in CLIP_METHODS and embedder is None:
-            raise ValueError(f"localizer.method={cfg.method} needs a CLIP embedder")
         self.cfg = cfg
         self.embedder = embedder
 
@@ -58,7 +65,10 @@ class Localizer:
     ) -> Localization:
         notes: list[str] = []
         method = self.cfg.method
-        if method == "oracle":
+        if all(d.scope == "global" for d in proposal.differences):
+            # Global keyframes ignore the segmentation, so skip CLIP: the uniform split is recorded instead.
+            method = "uniform"
+        elif method == "oracle":
             problem = None
             if retrieval is None or retrieval.stages is None:
                 problem = "the sample has no ground-truth stage annotations"
@@ -67,6 +77,8 @@ class Localizer:
             if problem:
                 method = "viterbi" if self.embedder is not None else "uniform"
                 notes.append(f"oracle localisation impossible ({problem}); used {method} instead")
+        if method in CLIP_METHODS and self.embedder is None:
+            raise ValueError(f"localizer.method={method} needs a CLIP embedder")
         text_embs = self._embed_stage_texts(proposal) if method in CLIP_METHODS else None
         rng = np.random.default_rng([seed, zlib.crc32(sample_key.encode())])
         spans_ab: list[Spans] = []
@@ -94,6 +106,10 @@ class Localizer:
         for diff in proposal.differences:
             picked = []
             for video, spans in zip((video_a, video_b), spans_ab):
+                if diff.scope == "global":
+                    positions = spread_keyframes(len(video.frame_indices), self.cfg.n_frames_multi)
+                    picked.append(_video_keyframes(video, positions))
+                    continue
                 positions = select_keyframes(
                     spans,
                     proposal.links[diff.key],
@@ -123,6 +139,27 @@ class Localizer:
             out.append(embs[start : start + len(stage.retrieval_strings)])
             start += len(stage.retrieval_strings)
         return out
+
+
+def needs_clip(method: str, proposal: Proposal) -> bool:
+    """Whether localising ``proposal`` with ``method`` embeds anything (only local differences use stages)."""
+    has_local = any(d.scope == "local" for d in proposal.differences)
+    return has_local and (method in CLIP_METHODS or method == "oracle")
+
+
+def spread_keyframes(n_total: int, n_frames: int) -> list[int]:
+    """``n_frames`` positions spread evenly over a whole video of ``n_total`` sampled frames.
+
+    For global differences (camera, style, background, playback...), which hold throughout the video
+    rather than in one stage: the frame at (or just before) the centre of each of ``n_frames`` equal
+    parts, so the VLM sees the beginning, middle and end alike. Distinct and sorted; a video with at
+    most ``n_frames`` frames gives all of them.
+    """
+    if n_total < 1 or n_frames < 1:
+        raise ValueError(f"need n_total >= 1 and n_frames >= 1, got {n_total} and {n_frames}")
+    if n_total <= n_frames:
+        return list(range(n_total))
+    return [((2 * i + 1) * n_total) // (2 * n_frames) for i in range(n_frames)]
 
 
 def _nearest_positions(frame_indices: np.ndarray, wanted: list[int]) -> list[int]:

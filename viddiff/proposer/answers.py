@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
 from viddiff.schema import NumFrames
 
@@ -21,6 +21,24 @@ class ProposedDifference(BaseModel):
 
 class DifferencesAnswer(BaseModel):
     differences: list[ProposedDifference]
+
+
+def _folded(value: object) -> object:
+    """``" Global "`` → ``"global"``; anything else is left for validation to reject."""
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+class DimensionDifference(ProposedDifference):
+    """A describe-mode difference: also its ViDiC-1K dimension, scope, and the opposite phrasing."""
+
+    category: Text
+    """Checked against the seven dimensions by the proposer (which also accepts display-name variants)."""
+    scope: Annotated[Literal["local", "global"], BeforeValidator(_folded)]
+    contrast: Text
+
+
+class DimensionDifferencesAnswer(BaseModel):
+    differences: list[DimensionDifference]
 
 
 class ProposedStage(BaseModel):

@@ -1,17 +1,36 @@
 """Proposer prompts (paper appendix H), written for this project.
 
-Three text-only calls: propose differences (open mode only), propose
-sub-action stages with CLIP retrieval strings (optionally refined), and link
-each difference to the stages where it can be seen.
+Three text-only calls: propose differences (open mode; in describe mode along
+the seven ViDiC-1K dimensions), propose sub-action stages with CLIP retrieval
+strings (optionally refined), and link each difference to the stages where it
+can be seen.
 """
 
-PROMPT_VERSION = "proposer-v1"
+PROMPT_VERSION = "proposer-v2"
+
+DIMENSIONS: dict[str, str] = {
+    "subject": "who or what is shown: number, kind, appearance, clothing, colour, size of people, animals, objects",
+    "style": "the visual style: realistic or animated, colour grading, lighting, brightness, artistic effects",
+    "background": "the setting behind the subject: place, scenery, environment, weather, other objects in the scene",
+    "camera": "how it is filmed: shot size, viewing angle, camera movement (pan, tilt, zoom, tracking), steadiness",
+    "motion": "what the subject does and how it moves: the actions, their direction, speed, range and order",
+    "position": "where the subject is in the frame and relative to other things, and how that changes",
+    "playback": "the playback technique: slow motion, fast forward, reverse, freeze frame, looping, cuts",
+}
+"""The seven ViDiC-1K dimensions (keys = ``viddiff.data.vidic.CATEGORIES``) and what each covers."""
+
+
+def scene(action: str) -> str:
+    """Opening sentence of every proposer prompt; ViDiC-1K pairs come without an action description."""
+    if action.strip():
+        return f'Two videos show people performing this action: "{action}".'
+    return "Two videos are compared. What they show is not described here: it may be any action, event or scene."
 
 SYSTEM = (
     "You are an expert coach and motion analyst. You answer with JSON only, exactly in the requested format."
 )
 
-DIFFERENCES = """Two videos show people performing this action: "{action}".
+DIFFERENCES = """{scene}
 
 List {n_differences} ways in which the two performances could differ. Each difference must be visual and about how the action is performed (for example "the jump is higher" or "the arms are straighter"). Phrase each one as a statement that can be more true of one video than of the other, never naming a video.
 
@@ -23,7 +42,7 @@ For every difference give:
 
 Answer as JSON: {{"differences": [{{"name": "...", "description": "...", "query_string": "...", "num_frames": "1"}}, ...]}} with at most {n_differences} items and distinct names."""
 
-STAGES = """Two videos show people performing this action: "{action}".
+STAGES = """{scene}
 
 Break the action into its sub-action stages, in the order they happen: at most {max_stages} stages.
 For each stage give a "name", a one-sentence "description" and at least {n_retrieval_keys} "retrieval_strings".
@@ -31,7 +50,7 @@ Retrieval strings are used to find the stage's frames with an image-text model, 
 
 Answer as JSON: {{"stages": [{{"name": "...", "description": "...", "retrieval_strings": ["A photo of a ...", ...]}}, ...]}}"""
 
-REFINE = """Two videos show people performing this action: "{action}".
+REFINE = """{scene}
 
 These are its sub-action stages, each with retrieval strings used to find the stage's frames with an image-text model:
 {stages}
@@ -40,7 +59,7 @@ A useful retrieval string describes something distinctive of its own stage. Remo
 
 Answer as JSON: {{"stages": [{{"name": "...", "description": "...", "retrieval_strings": ["...", ...]}}, ...]}}"""
 
-LINKS = """Two videos show people performing this action: "{action}".
+LINKS = """{scene}
 
 The action's stages, in order:
 {stages}
@@ -51,3 +70,30 @@ Differences in how the action may be performed (id: statement):
 For every stage, list the ids of the differences that can be seen during that stage. A difference may appear in several stages; a stage may have none. Every difference must appear in at least one stage.
 
 Answer as JSON: {{"links": [{{"stage": "<stage name>", "differences": ["<difference id>", ...]}}, ...]}}"""
+
+DIMENSION_DIFFERENCES = """{scene}
+
+List {n_differences} candidate differences between the two videos, spread over these dimensions (name: what it covers):
+{dimensions}
+
+Cover as many dimensions as the number allows. Each difference must be visual and checkable by looking at frames of both videos. Phrase each one as a statement that can be more true of one video than of the other, never naming a video.
+
+For every difference give:
+- "name": a short noun phrase for the aspect being compared (for example "camera distance"),
+- "category": the dimension it belongs to, one of {category_keys},
+- "scope": "global" if it holds over the whole video (typically subject appearance, style, background, camera, playback), or "local" if it is seen only during part of what happens (typically motion and position),
+- "description": the statement, one short sentence (for example "the camera is closer to the subject"),
+- "contrast": the same aspect as it would be said of the other video, one short sentence (for example "the camera is further from the subject"),
+- "query_string": a simple statement of the same difference that could be judged from a few well-chosen frames,
+- "num_frames": "1" if a single well-chosen frame per video is enough to judge it, or "gt_1" if it needs several frames (speed, timing, movement).
+
+Answer as JSON: {{"differences": [{{"name": "...", "category": "...", "scope": "global", "description": "...", "contrast": "...", "query_string": "...", "num_frames": "1"}}, ...]}} with at most {n_differences} items and distinct names."""
+
+
+def dimension_differences(action: str, n_differences: int) -> str:
+    """The describe-mode proposal prompt: candidate differences along the seven dimensions."""
+    listing = "\n".join(f"- {key}: {text}" for key, text in DIMENSIONS.items())
+    keys = ", ".join(f'"{key}"' for key in DIMENSIONS)
+    return DIMENSION_DIFFERENCES.format(
+        scene=scene(action), n_differences=n_differences, dimensions=listing, category_keys=keys
+    )

@@ -11,13 +11,19 @@ from viddiff.backends.llm import ChatClient, UsageMeter, system_message, user_me
 from viddiff.config import ProposerConfig
 from viddiff.errors import InvalidAnswerError, ViddiffError
 from viddiff.proposer import prompts
-from viddiff.proposer.answers import DifferencesAnswer, LinksAnswer, StagesAnswer
+from viddiff.proposer.answers import DifferencesAnswer, DimensionDifferencesAnswer, LinksAnswer, StagesAnswer
 from viddiff.proposer.matching import best_match, best_owner, normalise, same
 from viddiff.schema import Difference, Proposal, Stage
 
 log = logging.getLogger(__name__)
 STAGE = "proposer"
 T = TypeVar("T", bound=BaseModel)
+WHOLE_VIDEO = Stage(
+    name="whole video",
+    description="the whole video, from its first frame to its last",
+    retrieval_strings=["A photo of a frame from the video"],
+)
+"""The stage plan when every difference is global: nothing to localise, so no stage-plan calls are made."""
 
 
 class Proposer:
@@ -36,9 +42,13 @@ class Proposer:
         stages: Optional[list[Stage]] = None,
         meter: Optional[UsageMeter] = None,
     ) -> Proposal:
-        """Closed mode passes ``differences`` (the task's candidates); open mode passes ``n_differences``.
+        """Closed mode passes ``differences`` (the task's candidates); open mode passes ``n_differences``;
+        describe mode passes the differences of :meth:`propose_dimension_differences`.
 
         ``stages`` reuses an earlier :meth:`stage_plan` of the same action (``proposer.reuse_per_action``).
+        Only local differences are linked by the LLM; a global one is visible throughout, so it is linked
+        to every stage (the localizer spreads its keyframes over the whole video and ignores the links).
+        Without local differences no stage plan is asked for: the plan is the single :data:`WHOLE_VIDEO` stage.
         """
         notes: list[str] = []
         if differences is None:
@@ -53,10 +63,15 @@ class Proposer:
         keys = [d.key for d in differences]
         if len(set(keys)) != len(keys):
             raise ViddiffError(f"difference keys must be distinct, got {keys}")
-        if stages is None:
+        local = [d for d in differences if d.scope == "local"]
+        if stages is None and not local:
+            stages = [WHOLE_VIDEO]
+        elif stages is None:
             stages, plan_notes = await self.stage_plan(action, meter)
             notes.extend(plan_notes)
-        links = await self.link(action, stages, differences, notes, meter)
+        local_links = await self.link(action, stages, local, notes, meter) if local else {}
+        every_stage = list(range(len(stages)))
+        links = {d.key: local_links.get(d.key, every_stage) for d in differences}
         for note in notes:
             log.info("proposer: %s", note)
         return Proposal(differences=differences, stages=stages, links=links, notes=notes)
@@ -95,9 +110,8 @@ class Proposer:
             if len(set(names)) != len(names):
                 raise ValueError("difference names must be distinct")
 
-        answer = await self._ask(
-            prompts.DIFFERENCES.format(action=action, n_differences=n), DifferencesAnswer, meter, validate
-        )
+        text = prompts.DIFFERENCES.format(scene=prompts.scene(action), n_differences=n)
+        answer = await self._ask(text, DifferencesAnswer, meter, validate)
         return [
             Difference(
                 key=str(i),
@@ -105,6 +119,44 @@ class Proposer:
                 description=d.description,
                 query_string=d.query_string.strip() or d.description,
                 num_frames=d.num_frames,
+            )
+            for i, d in enumerate(answer.differences)
+        ]
+
+    async def propose_dimension_differences(
+        self, action: str, n: int, meter: Optional[UsageMeter]
+    ) -> list[Difference]:
+        """Describe mode: ``n`` candidate differences along the seven ViDiC-1K dimensions, each with its
+        category (a canonical key), scope, and the contrasting phrase the description renderer needs."""
+        if n < 1:
+            raise ViddiffError(f"describe mode needs n_differences >= 1, got {n}; set vidic.n_differences")
+        threshold = self.cfg.fuzzy_match_threshold
+
+        def validate(answer: DimensionDifferencesAnswer) -> None:
+            if not answer.differences:
+                raise ValueError("the list of differences is empty")
+            if len(answer.differences) > n:
+                raise ValueError(f"{len(answer.differences)} differences given, at most {n} allowed")
+            names = [normalise(d.name) for d in answer.differences]
+            if len(set(names)) != len(names):
+                raise ValueError("difference names must be distinct")
+            for d in answer.differences:
+                if dimension_key(d.category, threshold) is None:
+                    raise ValueError(
+                        f"difference {d.name!r} has category {d.category!r}; use one of {', '.join(prompts.DIMENSIONS)}"
+                    )
+
+        answer = await self._ask(prompts.dimension_differences(action, n), DimensionDifferencesAnswer, meter, validate)
+        return [
+            Difference(
+                key=str(i),
+                name=d.name,
+                description=d.description,
+                query_string=d.query_string.strip() or d.description,
+                num_frames=d.num_frames,
+                category=dimension_key(d.category, threshold),
+                scope=d.scope,
+                contrast=d.contrast,
             )
             for i, d in enumerate(answer.differences)
         ]
@@ -123,7 +175,7 @@ class Proposer:
                     raise ValueError(f"stage {s.name!r} has fewer than {n_keys} distinct retrieval strings")
 
         answer = await self._ask(
-            prompts.STAGES.format(action=action, max_stages=max_stages, n_retrieval_keys=n_keys),
+            prompts.STAGES.format(scene=prompts.scene(action), max_stages=max_stages, n_retrieval_keys=n_keys),
             StagesAnswer,
             meter,
             validate,
@@ -156,7 +208,8 @@ class Proposer:
                     raise ValueError(f"stage {original.name!r} lost all its retrieval strings")
 
         try:
-            answer = await self._ask(prompts.REFINE.format(action=action, stages=listing), StagesAnswer, meter, validate)
+            text = prompts.REFINE.format(scene=prompts.scene(action), stages=listing)
+            answer = await self._ask(text, StagesAnswer, meter, validate)
         except InvalidAnswerError as exc:
             notes.append(f"retrieval-string refinement failed ({exc}); kept the unrefined strings")
             return stages
@@ -204,7 +257,9 @@ class Proposer:
         links: dict[str, set[int]] = {k: set() for k in keys}
         try:
             answer = await self._ask(
-                prompts.LINKS.format(action=action, stages=stage_listing, differences="\n".join(diff_lines)),
+                prompts.LINKS.format(
+                    scene=prompts.scene(action), stages=stage_listing, differences="\n".join(diff_lines)
+                ),
                 LinksAnswer,
                 meter,
             )
@@ -238,6 +293,21 @@ class Proposer:
                 links[key].add(middle)
             result[key] = sorted(links[key])
         return result
+
+
+def dimension_key(raw: str, threshold: float) -> Optional[str]:
+    """The canonical dimension key an LLM meant (``"Playback technique"`` → ``"playback"``), or ``None``.
+
+    A label naming exactly one key as a word is that key; otherwise a fuzzy match above ``threshold``
+    (typos); anything else is rejected rather than guessed.
+    """
+    keys = list(prompts.DIMENSIONS)
+    words = set(normalise(raw).split())
+    named = [key for key in keys if key in words]
+    if len(named) == 1:
+        return named[0]
+    idx = best_match(raw, keys, threshold)
+    return None if idx is None else keys[idx]
 
 
 def _clean_strings(strings: list[str]) -> list[str]:

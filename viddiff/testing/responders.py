@@ -27,6 +27,13 @@ import numpy as np
 from viddiff.testing.fake_openai import ChatRequest
 
 OPPOSITES = [("wider", "narrower"), ("deeper", "shallower"), ("higher", "lower"), ("faster", "slower"), ("more", "less")]
+_SIMILARITY = re.compile(r"\b(both|same|similar|identical|no differences?)\b", re.I)
+_JUDGE_STOPWORDS = {
+    "the", "are", "was", "were", "does", "did", "than", "and", "with", "between", "two", "both", "video", "videos",
+    "first", "second", "there", "any", "difference", "differences", "different", "differ", "compared", "same", "its",
+    "their", "this", "that", "which", "what", "how", "from", "for", "one", "other", "has", "have", "appear", "appears",
+    "whereas", "while",
+}
 
 
 def _stable_bit(text: str) -> int:
@@ -56,17 +63,22 @@ class ScriptedModel:
         handler = getattr(self, f"_answer_{kind}", None)
         if handler is None:
             raise ValueError(f"ScriptedModel does not know how to answer a {kind!r} request")
-        return json.dumps(handler(req))
+        answer = handler(req)
+        return answer if isinstance(answer, str) else json.dumps(answer)  # str: a free-text answer
 
     def _kind(self, req: ChatRequest) -> str:
         rf = req.response_format or {}
         name = (rf.get("json_schema") or {}).get("name") if rf.get("type") == "json_schema" else None
         text = req.text
+        if req.response_format is None and "Compare video A and video B along these seven dimensions" in text:
+            return "DescribeText"
         if name == "StagesAnswer" or name is None and '"stages"' in text:
             return "refine" if "Remove the strings" in text else "stages"
         if name is None:
             for marker, kind in (
+                ("<question>", "VidicJudgeAnswer"),  # first: the judged description may contain other markers
                 ("ways in which the two performances could differ", "DifferencesAnswer"),
+                ("candidate differences between the two videos", "DimensionDifferencesAnswer"),
                 ("list the ids of the differences", "LinksAnswer"),
                 ('"answer_detailed"', "AnswerABC"),
                 ('"matches"', "MatchAnswer"),
@@ -94,6 +106,27 @@ class ScriptedModel:
                 for i in range(n)
             ]
         }
+
+    def _answer_DimensionDifferencesAnswer(self, req: ChatRequest) -> dict:
+        """Describe mode: cycle through the listed dimensions; motion and position are local, the rest global."""
+        n = int(re.search(r"List (\d+) candidate differences", req.text).group(1))
+        categories = re.findall(r"^- (\w+): ", req.text, flags=re.M)
+        items = []
+        for i in range(n):
+            category = categories[i % len(categories)]
+            local = category in ("motion", "position")
+            items.append(
+                {
+                    "name": f"{category} aspect {i}",
+                    "category": category,
+                    "scope": "local" if local else "global",
+                    "description": f"the {category} aspect {i} is more pronounced",
+                    "contrast": f"the {category} aspect {i} is less pronounced",
+                    "query_string": f"the {category} aspect {i} is more pronounced",
+                    "num_frames": "gt_1" if local else "1",
+                }
+            )
+        return {"differences": items}
 
     def _answer_stages(self, req: ChatRequest) -> dict:
         n_keys = int(re.search(r"at least (\d+) \"retrieval_strings\"", req.text).group(1))
@@ -166,6 +199,21 @@ class ScriptedModel:
             ]
         }
 
+    def _answer_DescribeText(self, req: ChatRequest) -> str:
+        """Describe-mode baseline: plain text, one line per listed dimension; style says which video is brighter."""
+        dimensions = re.findall(r"^\d+\. ([^:]+): ", req.text, flags=re.M)
+        n_a = int(m.group(1)) if (m := re.search(r"The first (\d+) images", req.text)) else len(req.images) // 2
+        means = [np.asarray(p.image.convert("L"), dtype=np.float64).mean() for p in req.images]
+        a, b = (np.mean(means[:n_a]), np.mean(means[n_a:])) if 0 < n_a < len(means) else (0.0, 0.0)
+        lines = []
+        for name in dimensions:
+            if name.lower() == "style" and abs(a - b) > 1e-9:
+                bright, dark = ("A", "B") if a > b else ("B", "A")
+                lines.append(f"{name}: In video {bright} the scene is brighter; in video {dark} it is darker.")
+            else:
+                lines.append(f"{name}: Both videos are similar.")
+        return "\n".join(lines)
+
     # ----------------------------------------------------------------- judge
 
     def _answer_MatchAnswer(self, req: ChatRequest) -> dict:
@@ -193,3 +241,16 @@ class ScriptedModel:
             flipped = any((x in first and y in second) or (y in first and x in second) for x, y in OPPOSITES)
             results.append(int(flipped))
         return {"results": results}
+
+    def _answer_VidicJudgeAnswer(self, req: ChatRequest) -> dict:
+        """ViDiC-1K judge: "yes" iff a sentence of the description that is not a similarity statement names
+        at least half of the question's key words; so a difference counts only where one is stated."""
+        description = re.search(r"<description>\n(.*?)\n</description>", req.text, flags=re.S).group(1)
+        question = re.search(r"<question>\n(.*?)\n</question>", req.text, flags=re.S).group(1)
+        keys = {w for w in _words(question) if len(w) > 2} - _JUDGE_STOPWORDS
+        need = max(1, (len(keys) + 1) // 2)
+        for sentence in re.split(r"[.;\n]+", description):
+            if _SIMILARITY.search(sentence) or len(keys & _words(sentence)) < need:
+                continue
+            return {"answer": "yes", "explanation": f"the description states: {sentence.strip()!r}"}
+        return {"answer": "no", "explanation": "the description states no difference about this"}

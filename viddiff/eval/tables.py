@@ -1,0 +1,28 @@
+"""Plain-text and Markdown tables shared by the VidDiffBench and ViDiC-1K reports."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+
+def pct(x: Optional[float]) -> str:
+    """A rate as a percentage with one decimal, ``-`` when undefined."""
+    return "-" if x is None else f"{100 * x:.1f}"
+
+
+def text_table(head: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(c)) for c in col) for col in zip(head, *rows)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(head, widths)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    return "\n".join(lines)
+
+
+def _md_cell(value: str) -> str:
+    return value.replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(head: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(_md_cell(h) for h in head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)

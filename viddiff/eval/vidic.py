@@ -1,0 +1,295 @@
+"""ViDiC-1K scoring: a text-only judge answers every checklist item from the generated description.
+
+One judge call per checklist item (``cfg.vidic.judge``; temperature only
+sent when configured, since GPT-5-mini accepts only its default), all items
+of all pairs in flight at once (the chat client bounds concurrency), every
+valid answer cached, so a re-run makes no calls (unless
+``cache.cache_nonzero_temperature`` is false: an unset temperature samples).
+An item is correct when the judge's yes/no equals the item's
+``correct_answer``. Scores: Avg over all items, Diff over difference items,
+Sim over similarity items, and the same per category; all of them also
+without the pairs that ViDiC-1K took from VidDiffBench.
+
+Conservative rules, so that failures are never credited:
+- a judge answer still invalid after ``eval.max_reasks`` re-asks counts as
+  wrong and is listed in ``judge_failures``;
+- an empty (or missing) response is not sent to the judge: every item of that
+  pair counts as wrong, as in the reference protocol for a pair without a
+  description. Otherwise a method that produced nothing would collect the
+  similarity items, whose correct answer ("no difference") is the judge's
+  default.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+from tqdm.auto import tqdm
+
+from viddiff.backends.llm import ChatClient, UsageMeter, system_message, user_message
+from viddiff.config import Config, ModelCallConfig
+from viddiff.errors import InvalidAnswerError
+from viddiff.eval.runner import run_judged
+from viddiff.eval.stats import accuracy
+from viddiff.eval.vidic_prompts import JUDGE_SYSTEM, PROMPT_VERSION, VidicJudgeAnswer, judge_prompt
+from viddiff.eval.vidic_responses import Responses, load_responses
+from viddiff.schema import ChecklistItem, ChecklistKind, Sample, StageUsage
+
+if TYPE_CHECKING:
+    from viddiff.data.viddiffbench import Dataset
+
+__all__ = [
+    "JUDGE_STAGE",
+    "CategoryScores",
+    "JudgeFailure",
+    "VidicMetrics",
+    "VidicRecord",
+    "VidicStats",
+    "VidicSubset",
+    "evaluate_vidic",
+    "load_responses",
+    "score_vidic",
+]
+
+JUDGE_STAGE = "vidic_judge"
+
+ItemStatus = Literal["judged", "judge_failed", "no_response"]
+
+
+class VidicRecord(BaseModel):
+    """One checklist item of one pair and the judge's verdict (one row of ``checklist.csv``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    index: int
+    """Position of the pair in dataset order."""
+    sample_key: str
+    source_dataset: str
+    overlap: bool
+    """The pair is one of those ViDiC-1K took from VidDiffBench."""
+    key: str
+    kind: ChecklistKind
+    category: str
+    question: str
+    correct_answer: Literal["yes", "no"]
+    judge_answer: Optional[Literal["yes", "no"]]
+    """``None`` when the judge was not asked (empty response) or never answered validly."""
+    explanation: str
+    correct: bool
+    status: ItemStatus
+
+
+class VidicStats(BaseModel):
+    """Correct-out-of-total with its exact 95% (Clopper-Pearson) interval; ``None`` for an empty group."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    n: int
+    correct: int
+    accuracy: Optional[float]
+    ci_low: Optional[float]
+    ci_high: Optional[float]
+
+
+class CategoryScores(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    category: str
+    name: str
+    """Display name, e.g. "playback technique"."""
+    avg: VidicStats
+    diff: VidicStats
+    sim: VidicStats
+
+
+class VidicSubset(BaseModel):
+    """Scores over one selection of pairs (all of them, or without the VidDiffBench overlap)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    n_samples: int
+    avg: VidicStats
+    """All items."""
+    diff: VidicStats
+    """Difference items (correct answer "yes")."""
+    sim: VidicStats
+    """Similarity items (correct answer "no")."""
+    by_category: list[CategoryScores]
+
+
+class JudgeFailure(BaseModel):
+    """A checklist item whose judge answer stayed invalid after the re-asks (counted wrong)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    index: int
+    sample_key: str
+    key: str
+    problem: str
+
+
+class VidicMetrics(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["describe"] = "describe"
+    benchmark: Literal["vidic"] = "vidic"
+    overall: VidicSubset
+    without_overlap: VidicSubset
+    """The same scores without the pairs taken from VidDiffBench."""
+    overlap_samples: list[str]
+    n_samples: int
+    n_items: int
+    empty_responses: list[str]
+    """Pairs with an empty or missing response: not judged, every item wrong."""
+    judge_model: str
+    prompt_version: str = PROMPT_VERSION
+    judge_failures: list[JudgeFailure] = Field(default_factory=list)
+    usage: dict[str, StageUsage] = Field(default_factory=dict)
+    records: list[VidicRecord]
+
+
+def evaluate_vidic(
+    dataset: "Dataset",
+    predictions: Union[str, Path, list[Any], dict[str, Any]],
+    cfg: Config,
+    client: Optional[ChatClient] = None,
+) -> VidicMetrics:
+    """Validate a response file (or parsed object) and score it; builds a cached client from ``cfg`` if none."""
+    responses = load_responses(predictions, dataset)
+    return run_judged(cfg, client, lambda judge: score_vidic(dataset, responses, judge, cfg))
+
+
+async def score_vidic(dataset: "Dataset", responses: Responses, client: ChatClient, cfg: Config) -> VidicMetrics:
+    """Judge every checklist item of ``dataset`` against its pair's response and aggregate the scores.
+
+    Judge calls go through a client derived from ``client`` (same endpoints and
+    cache, ``eval.max_reasks`` re-asks); their usage is also recorded on
+    ``client.usage``.
+    """
+    from viddiff.data.vidic import CATEGORIES, CATEGORY_NAMES, overlap_with_viddiffbench  # ViDiC-only dependency
+
+    judge = ChatClient(
+        client.endpoints.model_copy(update={"max_reasks": cfg.eval.max_reasks}),
+        cache=client.cache,
+        cache_nonzero_temperature=client.cache_nonzero_temperature,
+    )
+    overlap = set(overlap_with_viddiffbench(dataset))
+    jobs = [
+        (index, sample, item, responses.get(sample.sample_key, "").strip())
+        for index, sample in enumerate(dataset)
+        for item in dataset.checklists.get(sample.sample_key, [])
+    ]
+    bar = tqdm(total=sum(1 for *_, text in jobs if text), desc="judging checklist", unit="item", disable=None)
+    item_judge = _ItemJudge(judge, cfg.vidic.judge, meter=client.usage, bar=bar)
+    try:
+        outcomes = await asyncio.gather(*(item_judge.judge(item, text) for _, _, item, text in jobs))
+    finally:
+        bar.close()
+        await judge.aclose()
+    records = [
+        _record(index, sample, item, sample.sample_key in overlap, outcome)
+        for (index, sample, item, _), outcome in zip(jobs, outcomes)
+    ]
+    failures = [
+        JudgeFailure(index=index, sample_key=sample.sample_key, key=item.key, problem=outcome)
+        for (index, sample, item, _), outcome in zip(jobs, outcomes)
+        if isinstance(outcome, str)
+    ]
+    kept = [s for s in dataset if s.sample_key not in overlap]
+    categories = _Categories(order=CATEGORIES, names=CATEGORY_NAMES)
+    return VidicMetrics(
+        overall=categories.subset(len(dataset), records),
+        without_overlap=categories.subset(len(kept), [r for r in records if not r.overlap]),
+        overlap_samples=[s.sample_key for s in dataset if s.sample_key in overlap],
+        n_samples=len(dataset),
+        n_items=len(records),
+        empty_responses=[s.sample_key for s in dataset if not responses.get(s.sample_key, "").strip()],
+        judge_model=cfg.vidic.judge.model,
+        judge_failures=failures,
+        usage=judge.usage.by_stage(),
+        records=records,
+    )
+
+
+Outcome = Union[VidicJudgeAnswer, str, None]
+"""The judge's answer, the problem text of a failed judgement, or ``None`` (empty response, not judged)."""
+
+
+class _ItemJudge:
+    """Asks the judge about one checklist item; holds only the shared client, model and progress bar."""
+
+    def __init__(self, client: ChatClient, call: ModelCallConfig, meter: UsageMeter, bar: tqdm) -> None:
+        self.client = client
+        self.call = call
+        self.meter = meter
+        self.bar = bar
+
+    async def judge(self, item: ChecklistItem, text: str) -> Outcome:
+        if not text:
+            return None
+        messages = [system_message(JUDGE_SYSTEM), user_message(judge_prompt(text, item.question, item.kind))]
+        try:
+            return await self.client.complete_json(self.call, messages, VidicJudgeAnswer, stage=JUDGE_STAGE, meter=self.meter)
+        except InvalidAnswerError as exc:
+            return f"{exc}; counted wrong"
+        finally:
+            self.bar.update(1)
+
+
+def _record(index: int, sample: Sample, item: ChecklistItem, overlap: bool, outcome: Outcome) -> VidicRecord:
+    base = dict(
+        index=index,
+        sample_key=sample.sample_key,
+        source_dataset=sample.source_dataset,
+        overlap=overlap,
+        key=item.key,
+        kind=item.kind,
+        category=item.category,
+        question=item.question,
+        correct_answer=item.correct_answer,
+    )
+    if outcome is None:
+        return VidicRecord(**base, judge_answer=None, explanation="", correct=False, status="no_response")
+    if isinstance(outcome, str):
+        return VidicRecord(**base, judge_answer=None, explanation=outcome, correct=False, status="judge_failed")
+    return VidicRecord(
+        **base,
+        judge_answer=outcome.answer,
+        explanation=outcome.explanation,
+        correct=outcome.answer == item.correct_answer,
+        status="judged",
+    )
+
+
+def _stats(records: list[VidicRecord]) -> VidicStats:
+    a = accuracy(sum(r.correct for r in records), len(records))
+    return VidicStats(n=a.n, correct=a.correct, accuracy=a.accuracy, ci_low=a.ci_low, ci_high=a.ci_high)
+
+
+def _scores(records: list[VidicRecord]) -> dict[str, VidicStats]:
+    return {
+        "avg": _stats(records),
+        "diff": _stats([r for r in records if r.kind == "difference"]),
+        "sim": _stats([r for r in records if r.kind == "similarity"]),
+    }
+
+
+class _Categories:
+    """Category order and display names of the benchmark, for the per-category rows."""
+
+    def __init__(self, order: tuple[str, ...], names: dict[str, str]) -> None:
+        self.order = order
+        self.names = names
+
+    def _rank(self, category: str) -> tuple[int, str]:
+        return (self.order.index(category), category) if category in self.order else (len(self.order), category)
+
+    def subset(self, n_samples: int, records: list[VidicRecord]) -> VidicSubset:
+        by_category = [
+            CategoryScores(category=c, name=self.names.get(c, c), **_scores([r for r in records if r.category == c]))
+            for c in sorted({r.category for r in records}, key=self._rank)
+        ]
+        return VidicSubset(n_samples=n_samples, by_category=by_category, **_scores(records))

@@ -1,0 +1,180 @@
+"""Load and validate ViDiC-1K response files: one generated description per video pair.
+
+Three forms are accepted, because responses come from ``viddiff run`` as well
+as from other people's inference scripts:
+
+- the list ``viddiff run`` writes, aligned with dataset order:
+  ``[{"id": "<sample key>", "response": "<text>"}, ...]``;
+- a mapping ``{"<sample key>": "<text>", ...}``;
+- the ViDiC-1K repository's response lists
+  ``[{"video1_path": ..., "video2_path": ..., "response": "<text>"}, ...]``,
+  matched to pairs by their video paths (relative paths match the end of the
+  resolved ones).
+
+Every problem is collected and reported at once. A pair with no response in
+a mapping or a path list is logged and scored as an empty response.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from viddiff.errors import PredictionFormatError
+from viddiff.eval.predictions import _read_json
+
+if TYPE_CHECKING:
+    from viddiff.data.viddiffbench import Dataset
+
+logger = logging.getLogger(__name__)
+
+MAX_LISTED_PROBLEMS = 20
+FORMAT_HELP = (
+    'expected a JSON list [{"id": "<sample key>", "response": "<text>"}, ...] in dataset order, '
+    'an object {"<sample key>": "<text>", ...}, or a ViDiC-1K response list of '
+    '{"video1_path": ..., "video2_path": ..., "response": ...}'
+)
+
+Responses = dict[str, str]
+"""Sample key -> generated description, for every sample of the dataset ("" = no response)."""
+
+
+def load_responses(path_or_obj: Union[str, Path, list[Any], dict[str, Any]], dataset: "Dataset") -> Responses:
+    """Validated responses for every pair of ``dataset``, from a JSON file or the parsed object.
+
+    Raises ``PredictionFormatError`` listing every problem: unknown ids,
+    ids out of dataset order, non-string responses, a list of the wrong length.
+    """
+    if isinstance(path_or_obj, (str, Path)):
+        source = str(path_or_obj)
+        raw = _read_json(Path(path_or_obj))
+    else:
+        source = "responses"
+        raw = path_or_obj
+    keys = [s.sample_key for s in dataset]
+    problems: list[str] = []
+    if isinstance(raw, dict):
+        found = _from_mapping(raw, keys, problems)
+    elif isinstance(raw, list) and raw and isinstance(raw[0], dict) and "id" not in raw[0] and "video1_path" in raw[0]:
+        found = _from_video_paths(raw, dataset, problems)
+    elif isinstance(raw, list):
+        found = _from_ordered_list(raw, keys, problems)
+    else:
+        raise PredictionFormatError(f"{source}: top level is a {_kind(raw)}; {FORMAT_HELP}")
+    if problems:
+        listed = "\n".join(f"  - {p}" for p in problems[:MAX_LISTED_PROBLEMS])
+        more = len(problems) - MAX_LISTED_PROBLEMS
+        tail = f"\n  ... and {more} more" if more > 0 else ""
+        raise PredictionFormatError(
+            f"{source}: {len(problems)} problem(s) with ViDiC-1K responses ({FORMAT_HELP}):\n{listed}{tail}"
+        )
+    missing = [k for k in keys if k not in found]
+    if missing:
+        shown = ", ".join(missing[:MAX_LISTED_PROBLEMS]) + (" ..." if len(missing) > MAX_LISTED_PROBLEMS else "")
+        logger.warning(
+            "%s: no response for %d of %d pair(s) (%s); they are scored as empty responses (every item wrong)",
+            source,
+            len(missing),
+            len(keys),
+            shown,
+        )
+    return {k: found.get(k, "") for k in keys}
+
+
+def _from_ordered_list(raw: list[Any], keys: list[str], problems: list[str]) -> Responses:
+    if len(raw) != len(keys):
+        problems.append(
+            f"has {len(raw)} items but the dataset selection has {len(keys)} pairs "
+            "(one item per pair, in dataset order; check --dataset/--limit)"
+        )
+    known = set(keys)
+    out: Responses = {}
+    for index, (item, key) in enumerate(zip(raw, keys)):
+        where = f"item {index}"
+        if not isinstance(item, dict):
+            problems.append(f'{where}: expected an object {{"id": ..., "response": ...}}, got {_kind(item)}')
+            continue
+        missing = [f for f in ("id", "response") if f not in item]
+        if missing:
+            problems.append(f"{where}: missing field(s) {', '.join(missing)}")
+            continue
+        given = item["id"]
+        if given != key:
+            why = "is not a pair of the dataset" if given not in known else "belongs elsewhere"
+            problems.append(f"{where}: id {given!r} {why}; item {index} must be pair {key!r} (keep dataset order)")
+            continue
+        text = _text(item["response"], f"{where} (id {key!r})", problems)
+        if text is not None:
+            out[key] = text
+    return out
+
+
+def _from_mapping(raw: dict[str, Any], keys: list[str], problems: list[str]) -> Responses:
+    known = set(keys)
+    out: Responses = {}
+    for key, value in raw.items():
+        if key not in known:
+            problems.append(f"id {key!r} is not a pair of the dataset selection (check --dataset/--limit)")
+            continue
+        text = _text(value, f"id {key!r}", problems)
+        if text is not None:
+            out[key] = text
+    return out
+
+
+def _from_video_paths(raw: list[Any], dataset: "Dataset", problems: list[str]) -> Responses:
+    by_names: dict[tuple[str, str], list[tuple[str, tuple[PurePath, PurePath]]]] = {}
+    for sample in dataset:
+        paths = (PurePath(sample.videos[0].path), PurePath(sample.videos[1].path))
+        by_names.setdefault((paths[0].name, paths[1].name), []).append((sample.sample_key, paths))
+    out: Responses = {}
+    for index, item in enumerate(raw):
+        where = f"item {index}"
+        if not isinstance(item, dict):
+            problems.append(f"{where}: expected an object with video1_path, video2_path and response, got {_kind(item)}")
+            continue
+        missing = [f for f in ("video1_path", "video2_path", "response") if f not in item]
+        if missing:
+            problems.append(f"{where}: missing field(s) {', '.join(missing)}")
+            continue
+        v1, v2 = item["video1_path"], item["video2_path"]
+        if not isinstance(v1, str) or not isinstance(v2, str):
+            problems.append(f"{where}: video1_path and video2_path must be strings")
+            continue
+        key = _match_pair(PurePath(v1), PurePath(v2), by_names)
+        if key is None:
+            problems.append(f"{where}: no pair of the dataset selection has videos {v1!r} and {v2!r}")
+            continue
+        if key in out:
+            problems.append(f"{where}: a second response for pair {key!r} ({v1!r}, {v2!r}); keep one")
+            continue
+        text = _text(item["response"], f"{where} (pair {key!r})", problems)
+        if text is not None:
+            out[key] = text
+    return out
+
+
+def _match_pair(
+    v1: PurePath, v2: PurePath, by_names: dict[tuple[str, str], list[tuple[str, tuple[PurePath, PurePath]]]]
+) -> Optional[str]:
+    for key, (a, b) in by_names.get((v1.name, v2.name), []):
+        if _ends_with(a, v1) and _ends_with(b, v2):
+            return key
+    return None
+
+
+def _ends_with(path: PurePath, tail: PurePath) -> bool:
+    parts = [p for p in tail.parts if p not in (".", "/")]
+    return list(path.parts[-len(parts) :]) == parts
+
+
+def _text(value: Any, where: str, problems: list[str]) -> Optional[str]:
+    if isinstance(value, str):
+        return value
+    problems.append(f'{where}: response must be a string (use "" for no response), got {_kind(value)}')
+    return None
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
