@@ -15,7 +15,7 @@ import logging
 import math
 import threading
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Awaitable, Callable, Optional, Sequence, Union
 
 from pydantic import BaseModel, Field
 
@@ -451,17 +451,13 @@ def compare(
     ``fps_original`` is needed only for directories of frame images (files carry their frame rate).
     """
 
-    async def run() -> ComparisonResult:
-        vd = VidDiff(config)
-        try:
-            return await vd.acompare(
-                video_a, video_b, action, differences=differences, n_differences=n_differences, fps=fps,
-                fps_original=fps_original,
-            )
-        finally:
-            await vd.aclose()
-
-    return _run_sync(run())
+    return _one_shot(
+        config,
+        lambda vd: vd.acompare(
+            video_a, video_b, action, differences=differences, n_differences=n_differences, fps=fps,
+            fps_original=fps_original,
+        ),
+    )
 
 
 def describe(
@@ -476,12 +472,21 @@ def describe(
 ) -> ComparisonResult:
     """One-shot ViDiC-style description of similarities and differences (``result.description``)."""
 
+    return _one_shot(
+        config,
+        lambda vd: vd.adescribe(
+            video_a, video_b, action=action, n_differences=n_differences, fps=fps, fps_original=fps_original
+        ),
+    )
+
+
+def _one_shot(config: Optional[Config], call: Callable[["VidDiff"], Awaitable[ComparisonResult]]) -> ComparisonResult:
+    """Load the models, run one call, release them: the module-level convenience functions."""
+
     async def run() -> ComparisonResult:
         vd = VidDiff(config)
         try:
-            return await vd.adescribe(
-                video_a, video_b, action=action, n_differences=n_differences, fps=fps, fps_original=fps_original
-            )
+            return await call(vd)
         finally:
             await vd.aclose()
 

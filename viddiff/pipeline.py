@@ -238,8 +238,14 @@ def cli_run(args) -> int:
     updates = {flag: True for flag in ("swap_videos", "same_video", "save_visuals") if getattr(args, flag)}
     if updates:
         cfg = cfg.model_copy(update={"run": cfg.run.model_copy(update=updates)})
-    split_name = "-".join(args.split) if args.split else "all"
-    return cli_run_method(cfg, args, VidDiff, Path(f"runs/{split_name}-{args.mode}"))
+    return cli_run_method(cfg, args, VidDiff, Path(f"runs/{selection_name(cfg, args.split)}-{args.mode}"))
+
+
+def selection_name(cfg: Config, splits: Optional[list[str]]) -> str:
+    """Default results-directory stem: the benchmark (ViDiC-1K) or the splits run."""
+    if cfg.data.benchmark == "vidic":
+        return "vidic"
+    return "-".join(splits) if splits else "all"
 
 
 def cli_run_method(cfg: Config, args, method_factory, default_output: Path) -> int:

@@ -208,11 +208,11 @@ class LMMBaseline:
 
 def cli_baseline(args) -> int:
     """``viddiff baseline``: run an LMM baseline over a benchmark split with the ``viddiff run`` machinery."""
-    from viddiff.pipeline import cli_run_method
+    from viddiff.pipeline import cli_run_method, selection_name
 
     cfg = resolve_config(config_from_args(args), args.model)
     args.mode = resolve_mode(cfg, args.mode)
     safe_model = "".join(c if c.isalnum() or c in "-_." else "_" for c in args.model)
-    split_name = "-".join(args.split) if args.split else "all"
+    split_name = selection_name(cfg, args.split)
     default_out = Path(f"runs/baseline-{safe_model}-{split_name}-{args.mode}")
     return cli_run_method(cfg, args, LMMBaseline, default_out)
