@@ -18,15 +18,14 @@ _EXPORTS = {
     "ComparisonResult": "viddiff.api",
     "Config": "viddiff.config",
     "load_config": "viddiff.config",
-    "load_benchmark": "viddiff.data.viddiffbench",
+    "load_benchmark": "viddiff.data",
     "evaluate": "viddiff.eval",
+    "evaluate_dataset": "viddiff.eval",
 }
 __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    if name == "load_benchmark":
-        return importlib.import_module("viddiff.data.viddiffbench").load_dataset
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'viddiff' has no attribute {name!r}")

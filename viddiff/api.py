@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from viddiff.backends.llm import ChatClient, UsageMeter
 from viddiff.cache import Cache, open_cache
 from viddiff.config import Config, config_from_args
-from viddiff.describe import omitted_note, render_description
+from viddiff.render import omitted_note, render_description
 from viddiff.differencer import Differencer
 from viddiff.errors import VideoError, ViddiffError
 from viddiff.localizer.localize import Localizer, needs_clip

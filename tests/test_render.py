@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from viddiff.describe import (
+from viddiff.render import (
     NOTHING_ESTABLISHED,
     difference_sentence,
     omitted_note,
