@@ -102,13 +102,7 @@ class Proposer:
 
     async def propose_differences(self, action: str, n: int, meter: Optional[UsageMeter]) -> list[Difference]:
         def validate(answer: DifferencesAnswer) -> None:
-            if not answer.differences:
-                raise ValueError("the list of differences is empty")
-            if len(answer.differences) > n:
-                raise ValueError(f"{len(answer.differences)} differences given, at most {n} allowed")
-            names = [normalise(d.name) for d in answer.differences]
-            if len(set(names)) != len(names):
-                raise ValueError("difference names must be distinct")
+            _check_difference_list(answer.differences, n)
 
         text = prompts.DIFFERENCES.format(scene=prompts.scene(action), n_differences=n)
         answer = await self._ask(text, DifferencesAnswer, meter, validate)
@@ -133,13 +127,7 @@ class Proposer:
         threshold = self.cfg.fuzzy_match_threshold
 
         def validate(answer: DimensionDifferencesAnswer) -> None:
-            if not answer.differences:
-                raise ValueError("the list of differences is empty")
-            if len(answer.differences) > n:
-                raise ValueError(f"{len(answer.differences)} differences given, at most {n} allowed")
-            names = [normalise(d.name) for d in answer.differences]
-            if len(set(names)) != len(names):
-                raise ValueError("difference names must be distinct")
+            _check_difference_list(answer.differences, n)
             for d in answer.differences:
                 if dimension_key(d.category, threshold) is None:
                     raise ValueError(
@@ -320,3 +308,14 @@ def _clean_strings(strings: list[str]) -> list[str]:
             seen.add(normalise(text))
             out.append(text)
     return out
+
+
+def _check_difference_list(differences: list, n: int) -> None:
+    """Shared answer check for proposed differences: 1..n items with distinct names (ValueError → re-ask)."""
+    if not differences:
+        raise ValueError("the list of differences is empty")
+    if len(differences) > n:
+        raise ValueError(f"{len(differences)} differences given, at most {n} allowed")
+    names = [normalise(d.name) for d in differences]
+    if len(set(names)) != len(names):
+        raise ValueError("difference names must be distinct")
