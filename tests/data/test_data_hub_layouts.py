@@ -7,11 +7,13 @@ them to the real ``huggingface_hub`` client over real sockets.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+from viddiff.cli import main
 from viddiff.config import DataConfig
 from viddiff.data.hub import default_video_root
 from viddiff.data.viddiffbench import Dataset, find_data_files, load_dataset
@@ -56,6 +58,23 @@ def test_each_layout_loads_from_the_hub(repo: str, fake_hub: FakeHubServer, hub_
     # rows and side files only: the video archives are never part of a load
     assert fake_hub.file_requests("data/videos_fitness.zip") == []
     assert len(fake_hub.file_requests(PARQUET)) == 1
+
+
+@pytest.mark.parametrize("repo", LAYOUTS)
+def test_eval_scores_each_layout_from_the_hub(
+    repo: str, fake_hub: FakeHubServer, hub_env: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``viddiff eval --dataset hf`` (the command that stopped at "several dataset files" on the first revision)."""
+    predictions = tmp_path / "predictions.json"
+    predictions.write_text(json.dumps([{k: v for k, v in s.labels.items() if v in ("a", "b")} for s in FIXTURE]))
+    args = ["-q", "eval", "--predictions", str(predictions), "--mode", "closed", "--dataset", "hf",
+            "--set", f"data.hf_repo={repo}", "--set", f"data.hf_cache_dir={hub_env['HF_HUB_CACHE']}",
+            "--output", str(tmp_path / "eval")]
+    assert main(args) == 0, capsys.readouterr().err
+    metrics = json.loads((tmp_path / "eval" / "metrics.json").read_text())
+    assert metrics["counts"]["counted"] == sum(v in ("a", "b") for s in FIXTURE for v in s.labels.values())
+    assert metrics["metrics"]["overall"]["accuracy"] == 1.0
+    assert metrics["dataset"]["source"] == f"hf:{repo}@{fake_hub.commit(repo)}"
 
 
 @pytest.mark.parametrize("repo", LAYOUTS)

@@ -82,6 +82,8 @@ class HubFaults:
     """Serve the file with one byte changed (same size), as a damaged mirror would."""
     ignore_range: set[str] = field(default_factory=set)
     """Answer ``200`` with the whole file even when a byte range was asked for."""
+    deny: set[str] = field(default_factory=set)
+    """Answer GETs of the file's bytes with ``403`` (an expired CDN link, a storage outage)."""
     throttle_bytes_per_s: Optional[float] = None
     """Slow every file body down to about this rate."""
 
@@ -141,7 +143,9 @@ class FakeHubServer:
         self._cdn = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self, cdn=True))
         for server in (self._api, self._cdn):
             server.daemon_threads = True
-        self._threads = [threading.Thread(target=s.serve_forever, daemon=True) for s in (self._api, self._cdn)]
+        self._threads = [
+            threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True) for s in (self._api, self._cdn)
+        ]
 
     @property
     def url(self) -> str:
@@ -330,6 +334,8 @@ def _handler(hub: FakeHubServer, *, cdn: bool) -> type[BaseHTTPRequestHandler]:
         # -------------------------------------------------------------- responses
 
         def _send_file(self, f: ServedFile, head: bool, extra: dict[str, str]) -> None:
+            if not head and f.path in hub.faults.deny:
+                return self._error(403, None, f"access to {f.path} denied")
             data = f.local.read_bytes()
             if f.path in hub.faults.corrupt and data:
                 data = bytes([data[0] ^ 0xFF]) + data[1:]
