@@ -529,3 +529,17 @@ def test_paths_inside_video_root_are_allowed(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "d.jsonl", [row])
     ds = load(path, video_root=str(media))
     assert ds[0].videos[1].path == str(media / "b.mp4")
+
+
+def test_search_stops_at_the_shallowest_level_with_rows(tmp_path: Path) -> None:
+    """Unpacked videos with their own JSON metadata below the rows are never opened (nor taken for rows)."""
+    write_jsonl(tmp_path / "dataset.jsonl", [make_row()])
+    takes = tmp_path / "videos" / "takes"
+    takes.mkdir(parents=True)
+    write_jsonl(takes / "rows_elsewhere.jsonl", [make_row("other")])
+    (takes / "meta.json").write_text("{unreadable")
+    (tmp_path / "videos" / "loop").symlink_to(tmp_path)  # a symlink loop does not hang the search
+    assert find_data_files(tmp_path) == [tmp_path / "dataset.jsonl"]
+    (tmp_path / "dataset.jsonl").unlink()  # now the rows are two levels down, next to an unreadable file
+    with pytest.raises(DatasetError, match=r"several dataset files \(videos/takes/meta.json, videos/takes/rows_elsewhere"):
+        find_data_files(tmp_path)

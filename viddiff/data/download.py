@@ -84,7 +84,8 @@ def fetch_archive(source: ArchiveSource, file: HubFile, staging: Path) -> Path:
             return final
         logger.warning("%s does not match the repo's checksum; downloading it again", final)
         final.unlink()
-    _ensure_space(staging, file.size - (part.stat().st_size if part.exists() else 0) + file.size, f"download and unpack {name}")
+    remaining = file.size - (part.stat().st_size if part.exists() else 0)
+    _ensure_space(staging, remaining + file.size, f"download and unpack {name}")  # the download, then its contents
     _download(source, file, part)
     if not _matches(part, file):
         part.unlink()
@@ -176,7 +177,9 @@ def unpack(archive: Path, dest: Path) -> list[str]:
                             bar.update(len(chunk))
                     os.replace(partial, target)
     except zipfile.BadZipFile as exc:
-        raise DownloadError(f"{archive} is not a readable zip archive ({exc}); delete it and run the command again") from None
+        raise DownloadError(
+            f"{archive} is not a readable zip archive ({exc}); delete it and run the command again"
+        ) from None
     except OSError as exc:
         raise DownloadError(f"unpacking {archive} into {dest} failed: {exc}") from None
     return [rel for _, rel in files]
@@ -206,7 +209,8 @@ def install_archive(source: ArchiveSource, domain: str, root: Path, *, keep_arch
     marker = staging / f"{name}.done.json"
     with _lock(staging / f"{name}.lock", name):
         done = _read_marker(marker)
-        if done and done.get("checksum") == (file.sha256 or file.git_oid) and all((root / m).exists() for m in done["members"]):
+        unchanged = done is not None and done.get("checksum") == (file.sha256 or file.git_oid)
+        if done and unchanged and all((root / m).exists() for m in done["members"]):
             return f"{domain}: {len(done['members'])} files from {name} already unpacked in {root}"
         archive = fetch_archive(source, file, staging)
         members = unpack(archive, root)
@@ -304,7 +308,7 @@ def cli_download(args: argparse.Namespace) -> int:
     domains = list(dict.fromkeys(args.domain or present))
     absent = [d for d in domains if d not in present]
     if absent:
-        print(f"note: the selected samples have no {', '.join(absent)} videos; nothing to do for {'it' if len(absent) == 1 else 'them'}")
+        print(f"note: the selected samples have no {', '.join(absent)} videos; nothing to do there")
     wanted = [d for d in domains if d in present]
     archived = [d for d in wanted if d not in sources.EGOEXO_DOMAINS + sources.FINEDIVING_DOMAINS]
     if archived:
@@ -313,7 +317,8 @@ def cli_download(args: argparse.Namespace) -> int:
         if unknown:
             shipped = ", ".join(f"{d} ({f.path})" for d, f in sorted(source.files.items())) or "none"
             raise DownloadError(
-                f"{source.repo}@{source.commit[:8]} ships no video archive for {', '.join(unknown)} (archives: {shipped}); "
+                f"{source.repo}@{source.commit[:8]} ships no video archive for {', '.join(unknown)} "
+                f"(archives: {shipped}); "
                 "point data.hf_repo at a revision that has them, or place the videos under "
                 f"{dataset.root} yourself"
             )

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,7 +100,7 @@ class RowContext:
 
     paths: VideoPaths
     side: SideFiles = field(default_factory=lambda: SideFiles([]))
-    max_text_chars: Optional[int] = DataConfig().max_text_chars
+    max_text_chars: Optional[int] = DataConfig.model_fields["max_text_chars"].default
     unreadable_retrieval: list[str] = field(default_factory=list)
     """``retrieval_frames`` in no known shape, as "row: reason" (reported once per load)."""
 
@@ -160,7 +161,9 @@ def parse_row(row: dict[str, Any], index: int, video_root: Path, context: Option
     r = _Row(row, index, context or RowContext(paths=VideoPaths.under(video_root)))
     missing = [f for f in REQUIRED_FIELDS if f not in row]
     if missing:
-        raise DatasetError(f"{r.where}: missing field(s) {', '.join(missing)}; every row needs {', '.join(REQUIRED_FIELDS)}")
+        raise DatasetError(
+            f"{r.where}: missing field(s) {', '.join(missing)}; every row needs {', '.join(REQUIRED_FIELDS)}"
+        )
     key = row["sample_key"]
     if isinstance(key, bool) or not isinstance(key, (str, int)):
         r.fail("sample_key", f"expected a string, got {type(key).__name__} {_short(repr(key))}")
@@ -238,7 +241,10 @@ def _n_differences(r: _Row, action: str) -> int:
                 f"missing, and there is no {side.describe(N_DIFFERENCES_FILE)}; add the column or the file (action -> N)",
             )
         if action not in table:
-            r.fail("n_differences_open_prediction", f"missing, and action {action!r} is not in {side.path(N_DIFFERENCES_FILE)}")
+            r.fail(
+                "n_differences_open_prediction",
+                f"missing, and action {action!r} is not in {side.path(N_DIFFERENCES_FILE)}",
+            )
         return table[action]
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         r.fail("n_differences_open_prediction", f"expected a non-negative integer, got {_short(repr(value))}")
@@ -408,27 +414,24 @@ def _is_row(value: Any) -> bool:
 def find_data_files(root: Path, split_hint: Optional[str] = None) -> list[Path]:
     """Row files of a dataset directory, in reading order.
 
-    Every ``.json``/``.jsonl``/``.parquet`` file below ``root`` (hidden
-    folders excluded) that holds rows is a candidate; side files such as
+    Folders are searched level by level (hidden ones skipped) and the search
+    stops at the shallowest level holding row files, so unpacked videos and
+    their metadata further down are never opened. A ``.json``/``.jsonl``/
+    ``.parquet`` file is a candidate when it holds rows; side files such as
     ``n_differences.json`` are not. Among candidates a ``dataset.*`` file
-    wins (the shallowest), then the files whose name contains
-    ``split_hint`` (shards in name order), then a single file.
+    wins, then the files whose name contains ``split_hint`` (shards in name
+    order), then a single file.
     """
-    found = sorted(
-        (
-            p
-            for p in root.rglob("*")
-            if p.suffix.lower() in DATA_SUFFIXES
-            and p.is_file()
-            and not any(part.startswith(".") for part in p.relative_to(root).parts)
-        ),
-        key=lambda p: (len(p.relative_to(root).parts), str(p)),
-    )
-    candidates = [p for p in found if holds_rows(p)]
-    named = sorted(
-        (p for p in candidates if p.stem == "dataset"),
-        key=lambda p: (len(p.relative_to(root).parts), DATA_SUFFIXES.index(p.suffix.lower())),
-    )
+    seen: list[Path] = []
+    level = [root]
+    visited = {os.path.realpath(root)}
+    candidates: list[Path] = []
+    while level and not candidates:
+        files, folders = _scan(level, visited)
+        seen += files
+        candidates = [p for p in files if holds_rows(p)]
+        level = folders
+    named = sorted((p for p in candidates if p.stem == "dataset"), key=lambda p: DATA_SUFFIXES.index(p.suffix.lower()))
     if named:
         return named[:1]
     matching = sorted(p for p in candidates if split_hint and split_hint in p.name)
@@ -437,7 +440,7 @@ def find_data_files(root: Path, split_hint: Optional[str] = None) -> list[Path]:
     if len(candidates) == 1:
         return candidates
     if not candidates:
-        others = f" ({', '.join(_listing(root, found))} hold no rows)" if found else ""
+        others = f" ({', '.join(_listing(root, seen))} hold no rows)" if seen else ""
         raise DatasetError(
             f"{root}: no dataset file{others}; expected dataset.jsonl or one .json/.jsonl/.parquet file of rows "
             f"(records with {' and '.join(ROW_MARKERS)})"
@@ -445,6 +448,28 @@ def find_data_files(root: Path, split_hint: Optional[str] = None) -> list[Path]:
     raise DatasetError(
         f"{root}: several dataset files ({', '.join(_listing(root, candidates))}); name the one to use with --dataset FILE"
     )
+
+
+def _scan(folders: Sequence[Path], visited: set[str]) -> tuple[list[Path], list[Path]]:
+    """Data-format files directly in ``folders``, and their non-hidden subfolders not seen before (symlink loops)."""
+    files: list[Path] = []
+    subfolders: list[Path] = []
+    for folder in folders:
+        try:
+            entries = list(folder.iterdir())
+        except OSError:  # unreadable folder: it holds nothing we can load
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir():
+                real = os.path.realpath(entry)
+                if real not in visited:
+                    visited.add(real)
+                    subfolders.append(entry)
+            elif entry.suffix.lower() in DATA_SUFFIXES and entry.is_file():
+                files.append(entry)
+    return sorted(files), sorted(subfolders)
 
 
 def _listing(root: Path, paths: Sequence[Path], limit: int = 10) -> list[str]:

@@ -200,7 +200,7 @@ def parse_item(
     n_differences: int,
     *,
     paths: Optional[VideoPaths] = None,
-    max_text_chars: Optional[int] = DataConfig().max_text_chars,
+    max_text_chars: Optional[int] = DataConfig.model_fields["max_text_chars"].default,
 ) -> tuple[Sample, list[ChecklistItem]]:
     """Turn one checklist item into a ``Sample`` (absolute video paths under ``video_root``) and its checklist.
 

@@ -129,7 +129,9 @@ def scan_revision(name: str, folder: Path, repo_id: str) -> Revision:
 class FakeHubServer:
     """The Hub API for the given dataset repos; ``url`` is the endpoint to use (``HF_ENDPOINT``)."""
 
-    def __init__(self, repos: Mapping[str, Mapping[str, Path]], *, page_size: int = 1000, faults: Optional[HubFaults] = None):
+    def __init__(
+        self, repos: Mapping[str, Mapping[str, Path]], *, page_size: int = 1000, faults: Optional[HubFaults] = None
+    ):
         self.repos: dict[str, dict[str, Revision]] = {
             repo: {name: scan_revision(name, Path(folder), repo) for name, folder in revisions.items()}
             for repo, revisions in repos.items()
@@ -144,7 +146,8 @@ class FakeHubServer:
         for server in (self._api, self._cdn):
             server.daemon_threads = True
         self._threads = [
-            threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True) for s in (self._api, self._cdn)
+            threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+            for server in (self._api, self._cdn)
         ]
 
     @property
@@ -162,13 +165,14 @@ class FakeHubServer:
         """GETs that transferred the bytes of repo file ``path`` (from git or the CDN)."""
         with self._lock:
             requests = list(self.requests)
-        sha = {f.sha256 for revs in self.repos.values() for rev in revs.values() for p, f in rev.files.items() if p == path}
-        return [
-            r
-            for r in requests
-            if r.method == "GET"
-            and ((r.cdn and r.path.rsplit("/", 1)[-1] in sha) or (not r.cdn and "/resolve/" in r.path and r.path.endswith("/" + path)))
-        ]
+        objects = {
+            f"/lfs/{rev.files[path].sha256}" for revs in self.repos.values() for rev in revs.values() if path in rev.files
+        }
+
+        def fetches(r: HubRequest) -> bool:
+            return r.path in objects if r.cdn else ("/resolve/" in r.path and r.path.endswith("/" + path))
+
+        return [r for r in requests if r.method == "GET" and fetches(r)]
 
     def start(self) -> "FakeHubServer":
         for thread in self._threads:
@@ -289,7 +293,8 @@ def _handler(hub: FakeHubServer, *, cdn: bool) -> type[BaseHTTPRequestHandler]:
             entries = []
             for folder in revision.folders():
                 if folder.startswith(prefix) and (recursive or "/" not in folder[len(prefix) :]):
-                    entries.append({"type": "directory", "oid": hashlib.sha1(folder.encode()).hexdigest(), "size": 0, "path": folder})
+                    oid = hashlib.sha1(folder.encode()).hexdigest()
+                    entries.append({"type": "directory", "oid": oid, "size": 0, "path": folder})
             for f in revision.files.values():
                 if f.path.startswith(prefix) and (recursive or "/" not in f.path[len(prefix) :]):
                     entry = {"type": "file", "oid": f.git_oid, "size": f.size, "path": f.path}
@@ -301,7 +306,8 @@ def _handler(hub: FakeHubServer, *, cdn: bool) -> type[BaseHTTPRequestHandler]:
             page = entries[start : start + hub.page_size]
             headers = {}
             if start + hub.page_size < len(entries):
-                path = f"/api/datasets/{repo}/tree/{quote(revision.commit, safe='')}" + (f"/{quote(under, safe='')}" if under else "")
+                path = f"/api/datasets/{repo}/tree/{quote(revision.commit, safe='')}"
+                path += f"/{quote(under, safe='')}" if under else ""
                 nxt = f"{hub.url}{path}?recursive={str(recursive).lower()}&cursor={start + hub.page_size}"
                 headers["Link"] = f'<{nxt}>; rel="next"'
             self._json(page, head, extra=headers)
@@ -314,7 +320,8 @@ def _handler(hub: FakeHubServer, *, cdn: bool) -> type[BaseHTTPRequestHandler]:
                 return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}")
             f = revision.files.get(path)
             if f is None:
-                return self._error(404, "EntryNotFound", f"{path} does not exist on {rev}", {"X-Repo-Commit": revision.commit})
+                missing = f"{path} does not exist on {rev}"
+                return self._error(404, "EntryNotFound", missing, {"X-Repo-Commit": revision.commit})
             common = {"X-Repo-Commit": revision.commit}
             if f.lfs:
                 self.send_response(302)
@@ -351,7 +358,12 @@ def _handler(hub: FakeHubServer, *, cdn: bool) -> type[BaseHTTPRequestHandler]:
                 return
             body = data[start:]
             self.send_response(206 if start else 200)
-            headers = {**extra, "Content-Length": str(len(body)), "Accept-Ranges": "bytes", "Content-Type": "application/octet-stream"}
+            headers = {
+                **extra,
+                "Content-Length": str(len(body)),
+                "Accept-Ranges": "bytes",
+                "Content-Type": "application/octet-stream",
+            }
             if start:
                 headers["Content-Range"] = f"bytes {start}-{len(data) - 1}/{len(data)}"
             for name, value in headers.items():
@@ -380,7 +392,8 @@ def _handler(hub: FakeHubServer, *, cdn: bool) -> type[BaseHTTPRequestHandler]:
         def _json(self, payload: object, head: bool, extra: Optional[dict[str, str]] = None) -> None:
             body = json.dumps(payload).encode()
             self.send_response(200)
-            for name, value in {**(extra or {}), "Content-Type": "application/json", "Content-Length": str(len(body))}.items():
+            headers = {**(extra or {}), "Content-Type": "application/json", "Content-Length": str(len(body))}
+            for name, value in headers.items():
                 self.send_header(name, value)
             self.end_headers()
             if not head:

@@ -103,7 +103,8 @@ def write_layout(repo: str, out: Path) -> Path:
     for domain in ARCHIVED_DOMAINS:
         _write_archive(data / f"videos_{domain}.zip", [s for s in FIXTURE if s.domain == domain])
     (out / "README.md").write_text(f"# {repo} (test stand-in)\n\nRows and videos made up for viddiff's tests.\n")
-    (out / ".gitattributes").write_text("*.parquet filter=lfs diff=lfs merge=lfs -text\n*.zip filter=lfs diff=lfs merge=lfs -text\n")
+    lfs = "filter=lfs diff=lfs merge=lfs -text"
+    (out / ".gitattributes").write_text(f"*.parquet {lfs}\n*.zip {lfs}\n")
     if first:
         by_domain: dict[str, dict[str, int]] = {}
         for s in FIXTURE:
@@ -140,7 +141,9 @@ def write_videos(root: Path, samples: tuple[FixtureSample, ...] = FIXTURE) -> li
 def _row(s: FixtureSample, first: bool) -> dict[str, Any]:
     videos = []
     for which in ("a", "b"):
-        entry: dict[str, Any] = {"path": s.video_path(which), "fps_original": VIDEO_FPS, "frames_trim": [1, VIDEO_FRAMES - 1]}
+        entry: dict[str, Any] = {
+            "path": s.video_path(which), "fps_original": VIDEO_FPS, "frames_trim": [1, VIDEO_FRAMES - 1]
+        }
         if first:
             entry["fps"] = VIDEO_FPS  # the first revision also had "fps"; the update removed it
         videos.append(entry)
