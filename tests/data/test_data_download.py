@@ -241,3 +241,27 @@ def test_sha256_of_the_fixture_archive_is_what_the_hub_lists(fake_hub: FakeHubSe
     listed = {f.path: f for f in api.list_repo_tree(FIRST_REVISION, recursive=True, repo_type="dataset") if hasattr(f, "lfs")}
     data = (layout_dirs[FIRST_REVISION] / FITNESS_ZIP).read_bytes()
     assert listed[FITNESS_ZIP].lfs.sha256 == hashlib.sha256(data).hexdigest()
+
+
+def test_an_unwritable_video_folder_is_one_clear_error(
+    fake_hub: FakeHubServer, hub_env: dict[str, str], tmp_path: Path, capsys
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the video folder should be")
+    args = ["data", "download", *hub_args(FIRST_REVISION, hub_env), "--domain", "fitness"]
+    assert main([*args, "--set", f"data.video_root={blocker}"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"viddiff: error: fitness: cannot write under {blocker}") and "data.video_root=DIR" in err
+
+
+def test_files_kept_in_git_are_verified_by_their_git_sha1(tmp_path: Path) -> None:
+    from viddiff.data.download import _matches
+    from viddiff.data.hub import HubFile
+    from viddiff.testing.fake_hf import git_blob_oid
+
+    path = tmp_path / "videos_x.zip"
+    path.write_bytes(b"small archive kept in git")
+    listed = HubFile(path="data/videos_x.zip", size=25, git_oid=git_blob_oid(b"small archive kept in git"), sha256=None)
+    assert _matches(path, listed)
+    path.write_bytes(b"small archive kept in giT")
+    assert not _matches(path, listed)

@@ -323,7 +323,13 @@ def cli_download(args: argparse.Namespace) -> int:
                 f"{dataset.root} yourself"
             )
         for domain in archived:
-            print(install_archive(source, domain, dataset.root, keep_archive=args.keep_archives))
+            try:
+                print(install_archive(source, domain, dataset.root, keep_archive=args.keep_archives))
+            except OSError as exc:  # the video folder cannot be created or written
+                raise DownloadError(
+                    f"{domain}: cannot write under {dataset.root} ({exc}); choose a writable folder with "
+                    "--set data.video_root=DIR"
+                ) from None
     egoexo = [d for d in wanted if d in sources.EGOEXO_DOMAINS]
     if egoexo:
         path = uids_file(dataset)

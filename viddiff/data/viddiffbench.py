@@ -174,7 +174,7 @@ def parse_row(row: dict[str, Any], index: int, video_root: Path, context: Option
     gt = r.mapping("differences_gt")
     for k, label in gt.items():
         if label is not None and label not in _LETTERS:
-            r.fail(f"differences_gt[{k!r}]", f"expected one of 'a', 'b', 'c' or null, got {_short(repr(label))}")
+            r.fail(f"differences_gt[{_short(repr(k))}]", f"expected one of 'a', 'b', 'c' or null, got {_short(repr(label))}")
     ignored = sorted(set(gt) - set(differences))
     if ignored:
         logger.debug("%s: labels without an annotation ignored: %s", r.where, ignored)
