@@ -146,7 +146,8 @@ def test_missing_video_fails_that_sample_only(synth_dir, tmp_path, offline_sets)
     broken_rows[0]["videos"] = json.dumps(videos)
     data_dir, out = tmp_path / "data", tmp_path / "run"
     _write_dataset(data_dir, broken_rows)
-    assert _run(data_dir, out, offline_sets) == 1
+    trusted = ["--set", "data.allow_paths_outside_root=true"]  # the rows point at videos outside data_dir
+    assert _run(data_dir, out, offline_sets, *trusted) == 1
     errors = json.loads((out / "errors.json").read_text())
     assert [e["sample_key"] for e in errors] == [good[0]["sample_key"]]
     assert "nowhere.mp4" in errors[0]["error"]
@@ -154,7 +155,7 @@ def test_missing_video_fails_that_sample_only(synth_dir, tmp_path, offline_sets)
     assert _predictions(out)[0] == {}
     # Fix the video and resume: only the failed sample is redone, and the stale error report goes away.
     _write_dataset(data_dir, good)
-    assert _run(data_dir, out, offline_sets, "--resume") == 0
+    assert _run(data_dir, out, offline_sets, "--resume", *trusted) == 0
     assert not (out / "errors.json").exists()
     assert len(ResultsStore(out).load()) == len(good) and _predictions(out)[0]
 

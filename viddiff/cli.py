@@ -123,6 +123,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_dataset_args(check)
     _add_config_args(check)
     check.set_defaults(handler="viddiff.data.check:cli_check")
+    download = data_sub.add_parser(
+        "download",
+        help="fetch and unpack the video archives the benchmark repo ships; print the steps for the others' videos",
+    )
+    _add_dataset_args(download)
+    download.add_argument(
+        "--domain",
+        action="append",
+        choices=["fitness", "ballsports", "diving", "music", "surgery"],
+        help="only this domain (repeatable; default: every domain of the selected samples)",
+    )
+    download.add_argument("--keep-archives", action="store_true", help="keep the zip files after unpacking them")
+    _add_config_args(download)
+    download.set_defaults(handler="viddiff.data.download:cli_download")
 
     cache = sub.add_parser("cache", help="model-call cache tools")
     cache_sub = cache.add_subparsers(dest="cache_command", metavar="CACHE_COMMAND")

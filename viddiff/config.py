@@ -128,6 +128,12 @@ class DataConfig(_Section):
     video_backend: Literal["auto", "decord", "pyav"] = "auto"
     subset_per_action: Optional[int] = Field(default=None, ge=1)
     limit: Optional[int] = Field(default=None, ge=1)
+    max_text_chars: Optional[int] = Field(default=20_000, ge=1)
+    """Longest text one dataset field may hold (descriptions, names, questions, paths). A longer field is refused,
+    naming its row, so an untrusted file cannot make every model call carry megabytes. ``null`` = no cap."""
+    allow_paths_outside_root: bool = False
+    """Accept video paths that resolve outside the dataset's folder and ``video_root`` (absolute paths, ``..``,
+    symlinks pointing elsewhere). Off, so an untrusted dataset cannot make a run read arbitrary files."""
 
     def fps_for(self, domain: str) -> float:
         return self.fps_by_domain.get(domain, self.default_fps)

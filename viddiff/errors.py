@@ -36,3 +36,7 @@ class InvalidAnswerError(ViddiffError):
 
 class PredictionFormatError(ViddiffError):
     """A predictions file does not match the official VidDiffBench format."""
+
+
+class DownloadError(ViddiffError):
+    """Benchmark files could not be fetched, verified or unpacked; what is already on disk is kept for a resume."""

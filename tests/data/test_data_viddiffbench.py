@@ -12,7 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from viddiff.config import DataConfig
-from viddiff.data.viddiffbench import Dataset, find_data_files, load_dataset, parse_row
+from viddiff.data.safety import VideoPaths
+from viddiff.data.viddiffbench import Dataset, RowContext, find_data_files, load_dataset, parse_row, read_rows
 from viddiff.errors import DatasetError
 
 JSON_COLUMNS = ("videos", "differences_annotated", "differences_gt", "retrieval_frames")
@@ -274,13 +275,14 @@ def test_empty_dataset_is_an_error(tmp_path: Path) -> None:
 def test_relative_paths_resolve_against_dataset_dir(tmp_path: Path) -> None:
     (tmp_path / "bench").mkdir()
     row = make_row()
-    row["videos"][1]["path"] = "/abs/elsewhere/b.mp4"
+    row["videos"][1]["path"] = str(tmp_path / "bench" / "abs" / "b.mp4")  # absolute, but inside the folder
     write_jsonl(tmp_path / "bench" / "dataset.jsonl", [row])
     ds = load(tmp_path / "bench")
     a, b = ds[0].videos
     assert a.path == str(tmp_path / "bench" / "videos" / "s0_a.mp4")
-    assert b.path == "/abs/elsewhere/b.mp4"
+    assert b.path == str(tmp_path / "bench" / "abs" / "b.mp4")
     assert ds.root == tmp_path / "bench"
+    assert ds.data_dir == tmp_path / "bench"
 
 
 def test_relative_paths_resolve_against_video_root(tmp_path: Path) -> None:
@@ -360,28 +362,184 @@ def test_hf_failure_names_repo_and_local_alternative(tmp_path: Path, monkeypatch
     assert "'someone/NoSuchBench'" in msg and "--dataset PATH" in msg and "HF_HUB_OFFLINE" in msg
 
 
-def test_hf_snapshot_is_read_with_split_and_revision(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The download is faked; the rest of the HF path (file choice, roots, provenance) is real."""
-    snapshot = tmp_path / "snapshots" / "0123abcd"
-    (snapshot / "data").mkdir(parents=True)
-    pq.write_table(pa.Table.from_pylist([encoded(r) for r in rows3()]), snapshot / "data" / "test-00000-of-00001.parquet")
-    calls: list[dict[str, Any]] = []
-
-    def fake_snapshot_download(**kwargs: Any) -> str:
-        calls.append(kwargs)
-        return str(snapshot)
-
-    monkeypatch.setattr("huggingface_hub.snapshot_download", fake_snapshot_download)
-    ds = load_dataset(DataConfig(dataset="hf", hf_repo="org/Bench", hf_revision="v1"), ["medium"])
-    assert keys(ds) == ["s1"]
-    assert ds.source == "hf:org/Bench@0123abcd" and ds.revision == "0123abcd"
-    assert ds[0].videos[0].path == str(snapshot / "videos" / "s1_a.mp4")
-    assert calls[0]["repo_id"] == "org/Bench" and calls[0]["repo_type"] == "dataset" and calls[0]["revision"] == "v1"
-    assert not any(p.endswith(".zip") for p in calls[0]["allow_patterns"])
-
-
 def test_rows_are_not_mutated(tmp_path: Path) -> None:
     row = make_row()
     before = copy.deepcopy(row)
     parse_row(row, 0, tmp_path)
     assert row == before
+
+
+# --------------------------------------------------------------------------- published revisions
+
+
+def first_revision_row(key: str = "s0", action: str = "fitness_3", **overrides: Any) -> dict[str, Any]:
+    """A row with the first public revision's columns: no domain, no N_diff, ``split`` holding the domain."""
+    row = encoded(make_row(key, action=action, split="fitness"))
+    for column in ("domain", "n_differences_open_prediction"):
+        del row[column]
+    row.update(sample_hash=1234567890123, vid0_thumbnail={"bytes": b"\x89PNG", "path": None}, **overrides)
+    return row
+
+
+def write_first_revision(folder: Path, rows: list[dict[str, Any]], n_diff: Any, splits: Any) -> Path:
+    (folder / "data").mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(rows), folder / "data" / "test-00000-of-00001.parquet")
+    if n_diff is not None:
+        (folder / "n_differences.json").write_text(json.dumps(n_diff))
+    if splits is not None:
+        (folder / "lookup_action_to_split.json").write_text(json.dumps(splits))
+    return folder
+
+
+@pytest.mark.parametrize("n_diff", [{"fitness_3": 7}, {"fitness": {"fitness_3": 7}}], ids=["flat", "by-domain"])
+def test_first_revision_takes_domain_split_and_n_diff_from_beside_the_rows(tmp_path: Path, n_diff: Any) -> None:
+    folder = write_first_revision(tmp_path, [first_revision_row()], n_diff, {"fitness_3": "medium"})
+    sample = load(folder)[0]
+    assert (sample.domain, sample.split, sample.n_differences_open) == ("fitness", "medium", 7)
+    assert sample.sample_hash == "1234567890123"
+
+
+def test_domain_comes_from_the_action_id_when_there_is_no_domain_column(tmp_path: Path) -> None:
+    row = make_row(action="surgery_12")
+    del row["domain"]
+    assert parse_row(row, 0, tmp_path).domain == "surgery"
+    row["action"] = "squat"
+    with pytest.raises(DatasetError, match=r"'domain': missing, and action id 'squat' has no domain prefix"):
+        parse_row(row, 0, tmp_path)
+
+
+def test_action_missing_from_a_side_file_is_named(tmp_path: Path) -> None:
+    rows = [first_revision_row("s0"), first_revision_row("s1", action="fitness_9")]
+    folder = write_first_revision(tmp_path / "a", rows, {"fitness_3": 7, "fitness_9": 2}, {"fitness_3": "easy"})
+    with pytest.raises(DatasetError, match=r"row 1 .*'split'.*action 'fitness_9' is not in .*lookup_action_to_split.json"):
+        load(folder)
+    folder = write_first_revision(tmp_path / "b", rows, {"fitness_3": 7}, {"fitness_3": "easy", "fitness_9": "hard"})
+    with pytest.raises(DatasetError, match=r"row 1 .*action 'fitness_9' is not in .*n_differences.json"):
+        load(folder)
+
+
+def test_optional_columns_may_be_absent(tmp_path: Path) -> None:
+    row = make_row()
+    for column in ("source_dataset", "retrieval_frames"):
+        del row[column]
+    sample = parse_row(row, 0, tmp_path)
+    assert sample.source_dataset == "" and sample.retrieval_frames is None and sample.sample_hash is None
+
+
+def test_n_differences_column_wins_over_the_side_file(tmp_path: Path) -> None:
+    row = first_revision_row(n_differences_open_prediction=11, domain="fitness", split="hard")
+    folder = write_first_revision(tmp_path, [row], {"fitness_3": 7}, None)
+    assert load(folder)[0].n_differences_open == 11
+
+
+def test_thumbnail_columns_are_not_read(tmp_path: Path) -> None:
+    folder = write_first_revision(tmp_path, [first_revision_row()], {"fitness_3": 1}, {"fitness_3": "easy"})
+    rows = read_rows(folder / "data" / "test-00000-of-00001.parquet")
+    assert "vid0_thumbnail" not in rows[0] and rows[0]["sample_key"] == "s0"
+
+
+# --------------------------------------------------------------------------- finding row files by content
+
+
+def test_side_files_and_scripts_are_not_rows(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    pq.write_table(pa.Table.from_pylist([encoded(make_row())]), tmp_path / "data" / "test-00000-of-00001.parquet")
+    (tmp_path / "n_differences.json").write_text(json.dumps({"fitness_1": 3}))
+    (tmp_path / "egoexo4d_uids.json").write_text(json.dumps(["3f2a6c1e-0b7d-4e59-9a1c-5d8e7f6a4b21"]))
+    (tmp_path / "lookup_action_to_split.json").write_text(json.dumps({"fitness_1": "easy"}))
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "samples.jsonl").write_text(json.dumps({"sample_key": "s0", "index": 0}) + "\n")
+    assert find_data_files(tmp_path) == [tmp_path / "data" / "test-00000-of-00001.parquet"]
+    assert keys(load(tmp_path)) == ["s0"]
+
+
+def test_no_row_file_lists_what_was_found(tmp_path: Path) -> None:
+    (tmp_path / "n_differences.json").write_text(json.dumps({"fitness_1": 3}))
+    with pytest.raises(DatasetError, match=r"no dataset file \(n_differences.json hold no rows\)"):
+        load(tmp_path)
+
+
+def test_a_damaged_row_file_is_reported_not_skipped(tmp_path: Path) -> None:
+    (tmp_path / "rows.jsonl").write_text("{broken\n")
+    (tmp_path / "n_differences.json").write_text("{}")
+    with pytest.raises(DatasetError, match=r"rows\.jsonl: line 1: not valid JSON"):
+        load(tmp_path)
+
+
+# --------------------------------------------------------------------------- untrusted files: text caps, paths
+
+
+def test_a_10_mb_field_is_refused_naming_row_and_field(tmp_path: Path) -> None:
+    rows = [make_row("s0"), make_row("s1")]
+    rows[1]["differences_annotated"]["1"]["description"] = "x" * 10_000_000
+    path = write_jsonl(tmp_path / "d.jsonl", [encoded(r) for r in rows])
+    with pytest.raises(DatasetError) as err:
+        load(path)
+    msg = str(err.value)
+    assert "row 1 (sample_key 's1')" in msg and "differences_annotated['1'].description" in msg
+    assert "10,000,000 characters" in msg and "data.max_text_chars=20,000" in msg and len(msg) < 600
+
+
+@pytest.mark.parametrize("field", ["action_description", "action_name", "sample_key", "split"])
+def test_text_cap_applies_to_every_text_field(tmp_path: Path, field: str) -> None:
+    row = make_row(**{field: "y" * 101})
+    with pytest.raises(DatasetError, match=rf"'{field}': 101 characters, more than data.max_text_chars=100"):
+        parse_row(row, 0, tmp_path, RowContext(paths=VideoPaths.under(tmp_path), max_text_chars=100))
+
+
+def test_text_cap_is_configurable(tmp_path: Path) -> None:
+    row = make_row(action_description="z" * 30_000)
+    path = write_jsonl(tmp_path / "d.jsonl", [row])
+    with pytest.raises(DatasetError, match="action_description"):
+        load(path)
+    assert len(load(path, max_text_chars=None)[0].action_description) == 30_000
+    assert len(load(path, max_text_chars=40_000)[0].action_description) == 30_000
+
+
+@pytest.mark.parametrize(
+    "video_path", ["../../etc/passwd", "/etc/passwd", "videos/../../outside.mp4", "~/clip.mp4"]
+)
+def test_video_paths_outside_the_dataset_are_refused(tmp_path: Path, video_path: str) -> None:
+    row = make_row()
+    row["videos"][0]["path"] = video_path
+    (tmp_path / "bench").mkdir()
+    path = write_jsonl(tmp_path / "bench" / "d.jsonl", [row])
+    with pytest.raises(DatasetError) as err:
+        load(path)
+    msg = str(err.value)
+    assert "row 0 (sample_key 's0')" in msg and "'videos[0].path'" in msg and "resolves outside" in msg
+    assert "data.allow_paths_outside_root=true" in msg
+    assert load(path, allow_paths_outside_root=True)[0].videos[0].path.endswith(Path(video_path).name)
+
+
+def test_a_symlink_escaping_the_dataset_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "videos").symlink_to(tmp_path / "elsewhere")
+    path = write_jsonl(tmp_path / "bench" / "d.jsonl", [make_row()])
+    with pytest.raises(DatasetError, match=r"resolves outside .* \(a symlink leads to .*elsewhere"):
+        load(path)
+    assert load(path, allow_paths_outside_root=True)[0].videos[0].path == str(tmp_path / "bench" / "videos" / "s0_a.mp4")
+
+
+def test_paths_inside_video_root_are_allowed(tmp_path: Path) -> None:
+    media = tmp_path / "media"
+    row = make_row()
+    row["videos"][1]["path"] = str(media / "b.mp4")
+    path = write_jsonl(tmp_path / "d.jsonl", [row])
+    ds = load(path, video_root=str(media))
+    assert ds[0].videos[1].path == str(media / "b.mp4")
+
+
+def test_search_stops_at_the_shallowest_level_with_rows(tmp_path: Path) -> None:
+    """Unpacked videos with their own JSON metadata below the rows are never opened (nor taken for rows)."""
+    write_jsonl(tmp_path / "dataset.jsonl", [make_row()])
+    takes = tmp_path / "videos" / "takes"
+    takes.mkdir(parents=True)
+    write_jsonl(takes / "rows_elsewhere.jsonl", [make_row("other")])
+    (takes / "meta.json").write_text("{unreadable")
+    (tmp_path / "videos" / "loop").symlink_to(tmp_path)  # a symlink loop does not hang the search
+    assert find_data_files(tmp_path) == [tmp_path / "dataset.jsonl"]
+    (tmp_path / "dataset.jsonl").unlink()  # now the rows are two levels down, next to an unreadable file
+    with pytest.raises(DatasetError, match=r"several dataset files \(videos/takes/meta.json, videos/takes/rows_elsewhere"):
+        find_data_files(tmp_path)

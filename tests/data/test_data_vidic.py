@@ -338,7 +338,7 @@ def test_overlap_from_source_fields_and_relative_paths(tmp_path: Path) -> None:
             index=7, video1_path="data/IF Vidcap benchmark/cut/1.mp4", video2_path="data/IF Vidcap benchmark/cut/2.mp4"
         ),
     ]
-    dataset = _load(_write(tmp_path, items))
+    dataset = _load(_write(tmp_path, items), allow_paths_outside_root=True)  # item 4's absolute paths
     sources = [s.source_dataset for s in dataset]
     assert sources == [
         "LongoXC",

@@ -1,4 +1,4 @@
-"""Benchmark data: the VidDiffBench and ViDiC-1K loaders, the synthetic benchmark, and dataset checks."""
+"""Benchmark data: the VidDiffBench and ViDiC-1K loaders, the synthetic benchmark, video downloads and dataset checks."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ from typing import Literal, Optional
 from pydantic import BaseModel
 
 from viddiff.config import DataConfig, VidicConfig
+from viddiff.data.sources import check_advice
 from viddiff.data.viddiffbench import Dataset
 from viddiff.errors import VideoError
 from viddiff.schema import Sample, VideoRef
@@ -40,21 +41,9 @@ def advice_for(sample: Sample, hf_repo: str, root: Path) -> str:
         return _vidic_advice(sample, hf_repo, root)
     if sample.source_dataset == "synthetic":
         return f"re-generate the synthetic benchmark with `viddiff data synth --out {root}`"
-    if sample.domain in ("fitness", "surgery"):
-        return (
-            f"{sample.domain} videos ship as a zip in the Hugging Face dataset repo {hf_repo} "
-            f"(data/videos_{sample.domain}.zip); download it and unzip it into {root}"
-        )
-    if sample.domain in ("ballsports", "music"):
-        return (
-            "this video comes from Ego-Exo4D, which is not redistributed: request access from its owners "
-            "(https://ego-exo4d-data.org) under their licence and place the file at the path shown"
-        )
-    if sample.domain == "diving":
-        return (
-            "this video comes from FineDiving, which is not redistributed: request it from its owners "
-            "(https://github.com/xujinglin/FineDiving) under their licence and place the frames at the path shown"
-        )
+    advice = check_advice(sample.domain, hf_repo, root)
+    if advice is not None:
+        return advice
     return "place the video at the path shown, or set data.video_root to the directory that holds the videos"
 
 

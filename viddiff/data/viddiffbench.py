@@ -2,7 +2,20 @@
 
 Rows follow design.md §5. The HF copy stores ``videos``, ``differences_*`` and
 ``retrieval_frames`` as JSON-encoded strings; local copies may hold them
-decoded, so both are accepted. Every problem is reported as a ``DatasetError``
+decoded, so both are accepted. Every published revision loads:
+
+* the first public one (557 rows) has no ``domain`` (taken from the action id,
+  ``fitness_3`` -> fitness), no ``n_differences_open_prediction`` (taken from
+  ``n_differences.json`` beside the data), and a ``split`` column that holds
+  the domain (the difficulty comes from ``lookup_action_to_split.json``);
+* ``source_dataset``, ``sample_hash``, the thumbnails and ``retrieval_frames``
+  are optional everywhere.
+
+A dataset folder may hold side files and scripts next to the rows (the HF
+repo layout: ``data/test-00000-of-00001.parquet`` plus JSON files at the
+root); row files are recognised by what they hold. Text fields are capped
+(``data.max_text_chars``) and video paths must stay inside the dataset's
+folders (``viddiff.data.safety``). Every problem is a ``DatasetError``
 naming the file, row, sample key and field, because a malformed row found
 three stages later costs a whole run.
 """
@@ -12,6 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, NoReturn, Optional, Sequence
@@ -19,8 +33,12 @@ from typing import Any, Iterator, NoReturn, Optional, Sequence
 from pydantic import ValidationError
 
 from viddiff.config import DataConfig
+from viddiff.data import hub
+from viddiff.data.retrieval import UnknownFormat, parse_retrieval_frames
+from viddiff.data.safety import VideoPaths, check_text_size, hf_storage_folder
+from viddiff.data.side_files import N_DIFFERENCES_FILE, SPLIT_LOOKUP_FILE, SideFiles, search_dirs
 from viddiff.errors import DatasetError
-from viddiff.schema import ChecklistItem, Difference, RetrievalFrames, Sample, VideoRef
+from viddiff.schema import SPLITS, ChecklistItem, Difference, RetrievalFrames, Sample, VideoRef
 
 logger = logging.getLogger(__name__)
 
@@ -32,15 +50,18 @@ REQUIRED_FIELDS = (
     "action_name",
     "action_description",
     "split",
-    "domain",
-    "source_dataset",
     "videos",
     "differences_annotated",
     "differences_gt",
-    "n_differences_open_prediction",
 )
-_TEXT_FIELDS = ("action", "action_name", "action_description", "split", "domain", "source_dataset")
+DOMAINS = ("fitness", "ballsports", "diving", "music", "surgery")
+ROW_MARKERS = ("sample_key", "videos")
+"""Fields every row has; a file whose records have them holds benchmark rows."""
+SKIPPED_COLUMNS = ("vid0_thumbnail", "vid1_thumbnail")
+"""Parquet columns never read (images nothing uses)."""
+_TEXT_FIELDS = ("action", "action_name", "action_description")
 _LETTERS = ("a", "b", "c")
+_ACTION_ID = re.compile(r"(?P<domain>.+?)_\d+")
 _LOCAL_HINT = "pass --dataset PATH (a directory holding dataset.jsonl, or a .json/.jsonl/.parquet file)"
 
 
@@ -57,6 +78,8 @@ class Dataset:
     checklists: dict[str, list[ChecklistItem]] = field(default_factory=dict)
     """ViDiC-1K: the yes/no checklist of each sample (empty for VidDiffBench)."""
     benchmark: str = "viddiffbench"
+    data_dir: Optional[Path] = None
+    """Folder holding the dataset's files (HF snapshot or ``--dataset`` directory), where side files live."""
 
     def __len__(self) -> int:
         return len(self.samples)
@@ -71,24 +94,44 @@ class Dataset:
 # --------------------------------------------------------------------------- rows -> samples
 
 
+@dataclass
+class RowContext:
+    """What parsing a row needs beyond the row: path rules, side files, the text cap."""
+
+    paths: VideoPaths
+    side: SideFiles = field(default_factory=lambda: SideFiles([]))
+    max_text_chars: Optional[int] = DataConfig.model_fields["max_text_chars"].default
+    unreadable_retrieval: list[str] = field(default_factory=list)
+    """``retrieval_frames`` in no known shape, as "row: reason" (reported once per load)."""
+
+
 class _Row:
     """One raw row plus the context every error message about it needs."""
 
-    def __init__(self, row: Any, index: int):
+    def __init__(self, row: Any, index: int, context: RowContext):
         if not isinstance(row, dict):
             raise DatasetError(f"row {index}: expected an object of fields, got {type(row).__name__}")
         self.row = row
+        self.context = context
         key = row.get("sample_key")
-        self.where = f"row {index}" + (f" (sample_key {key!r})" if key is not None else "")
+        shown = key if not isinstance(key, str) or len(key) <= 80 else key[:80] + "..."
+        self.where = f"row {index}" + (f" (sample_key {shown!r})" if key is not None else "")
 
     def fail(self, field: str, problem: str) -> NoReturn:
         raise DatasetError(f"{self.where}: field '{field}': {problem}")
 
+    def capped(self, field: str, value: str) -> str:
+        try:
+            check_text_size(value, self.context.max_text_chars)
+        except DatasetError as exc:
+            self.fail(field, str(exc))
+        return value
+
     def text(self, field: str) -> str:
         value = self.row[field]
         if not isinstance(value, str):
-            self.fail(field, f"expected a string, got {type(value).__name__} {value!r}")
-        return value
+            self.fail(field, f"expected a string, got {type(value).__name__} {_short(repr(value))}")
+        return self.capped(field, value)
 
     def decoded(self, field: str) -> Any:
         """The field's value, JSON-decoded when it is stored as a string (as on the HF hub)."""
@@ -107,105 +150,177 @@ class _Row:
         return {str(k): v for k, v in value.items()}
 
 
-def parse_row(row: dict[str, Any], index: int, video_root: Path) -> Sample:
+def parse_row(row: dict[str, Any], index: int, video_root: Path, context: Optional[RowContext] = None) -> Sample:
     """Turn one benchmark row into a ``Sample``; relative video paths become absolute under ``video_root``.
 
     ``differences_annotated`` entries that are null are skipped together with
-    their label; labels for keys without an annotation are ignored.
+    their label; labels for keys without an annotation are ignored. Without
+    a ``context``, paths must stay inside ``video_root`` and no side files are
+    consulted.
     """
-    r = _Row(row, index)
+    r = _Row(row, index, context or RowContext(paths=VideoPaths.under(video_root)))
     missing = [f for f in REQUIRED_FIELDS if f not in row]
     if missing:
-        raise DatasetError(f"{r.where}: missing field(s) {', '.join(missing)}; every row needs {', '.join(REQUIRED_FIELDS)}")
+        raise DatasetError(
+            f"{r.where}: missing field(s) {', '.join(missing)}; every row needs {', '.join(REQUIRED_FIELDS)}"
+        )
     key = row["sample_key"]
     if isinstance(key, bool) or not isinstance(key, (str, int)):
-        r.fail("sample_key", f"expected a string, got {type(key).__name__} {key!r}")
+        r.fail("sample_key", f"expected a string, got {type(key).__name__} {_short(repr(key))}")
+    r.capped("sample_key", str(key))
+    texts = {f: r.text(f) for f in _TEXT_FIELDS}
+    split, domain_from_split = _split(r, texts["action"])
     differences = _differences(r)
     gt = r.mapping("differences_gt")
     for k, label in gt.items():
         if label is not None and label not in _LETTERS:
-            r.fail(f"differences_gt[{k!r}]", f"expected one of 'a', 'b', 'c' or null, got {label!r}")
+            r.fail(f"differences_gt[{_short(repr(k))}]", f"expected one of 'a', 'b', 'c' or null, got {_short(repr(label))}")
     ignored = sorted(set(gt) - set(differences))
     if ignored:
         logger.debug("%s: labels without an annotation ignored: %s", r.where, ignored)
-    n_open = row["n_differences_open_prediction"]
-    if isinstance(n_open, bool) or not isinstance(n_open, int) or n_open < 0:
-        r.fail("n_differences_open_prediction", f"expected a non-negative integer, got {n_open!r}")
+    raw_videos = r.decoded("videos")
     try:
         return Sample(
             sample_key=str(key),
-            **{f: r.text(f) for f in _TEXT_FIELDS},
-            videos=_videos(r, video_root),
+            **texts,
+            split=split,
+            domain=_domain(r, texts["action"], domain_from_split),
+            source_dataset=r.text("source_dataset") if row.get("source_dataset") is not None else "",
+            videos=_videos(r, raw_videos),
             differences=differences,
             labels={k: gt.get(k) for k in differences},
-            n_differences_open=n_open,
-            retrieval_frames=_retrieval_frames(r),
+            n_differences_open=_n_differences(r, texts["action"]),
+            retrieval_frames=_retrieval_frames(r, raw_videos),
+            sample_hash=_sample_hash(r),
         )
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise DatasetError(f"{r.where}: {problems}") from None
 
 
+def _split(r: _Row, action: str) -> tuple[str, Optional[str]]:
+    """The difficulty split, and the domain when the row's ``split`` held it (first public revision)."""
+    split = r.text("split")
+    if split in SPLITS or split not in DOMAINS:
+        return split, None
+    side = r.context.side
+    lookup = side.split_lookup
+    if lookup is None:
+        r.fail(
+            "split",
+            f"{split!r} is a domain, not a difficulty (the first VidDiffBench revision stores splits that way); "
+            f"the difficulty comes from {side.describe(SPLIT_LOOKUP_FILE)}, which is missing: download the whole "
+            "dataset repo (or that file) next to the rows",
+        )
+    if action not in lookup:
+        r.fail("split", f"{split!r} is a domain, and action {action!r} is not in {side.path(SPLIT_LOOKUP_FILE)}")
+    return lookup[action], split
+
+
+def _domain(r: _Row, action: str, domain_from_split: Optional[str]) -> str:
+    """The ``domain`` column, else the action id's prefix (``fitness_3`` -> ``fitness``), else the legacy split."""
+    if r.row.get("domain") is not None:
+        return r.text("domain")
+    match = _ACTION_ID.fullmatch(action)
+    if match:
+        return match["domain"]
+    if domain_from_split:
+        return domain_from_split
+    r.fail("domain", f"missing, and action id {action!r} has no domain prefix (like 'fitness_3'); add a domain column")
+
+
+def _n_differences(r: _Row, action: str) -> int:
+    """N_diff from the row's ``n_differences_open_prediction``, else from ``n_differences.json`` beside the data."""
+    value = r.row.get("n_differences_open_prediction")
+    if value is None:
+        side = r.context.side
+        table = side.n_differences
+        if table is None:
+            r.fail(
+                "n_differences_open_prediction",
+                f"missing, and there is no {side.describe(N_DIFFERENCES_FILE)}; add the column or the file (action -> N)",
+            )
+        if action not in table:
+            r.fail(
+                "n_differences_open_prediction",
+                f"missing, and action {action!r} is not in {side.path(N_DIFFERENCES_FILE)}",
+            )
+        return table[action]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        r.fail("n_differences_open_prediction", f"expected a non-negative integer, got {_short(repr(value))}")
+    return value
+
+
+def _sample_hash(r: _Row) -> Optional[str]:
+    value = r.row.get("sample_hash")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        r.fail("sample_hash", f"expected a string or an integer, got {_short(repr(value))}")
+    return r.capped("sample_hash", str(value))
+
+
 def _differences(r: _Row) -> dict[str, Difference]:
     out: dict[str, Difference] = {}
     for key, entry in r.mapping("differences_annotated").items():
-        field = f"differences_annotated[{key!r}]"
+        field = f"differences_annotated[{_short(repr(key))}]"
         if entry is None:
             continue
+        r.capped(field, key)
         if not isinstance(entry, dict):
             r.fail(field, f"expected an object with name and description, got {type(entry).__name__}")
         for name in ("name", "description"):
             if not isinstance(entry.get(name), str) or not entry[name].strip():
-                r.fail(f"{field}.{name}", f"expected a non-empty string, got {entry.get(name)!r}")
+                r.fail(f"{field}.{name}", f"expected a non-empty string, got {_short(repr(entry.get(name)))}")
+            r.capped(f"{field}.{name}", entry[name])
         query = entry.get("query_string")
         if query is not None and not isinstance(query, str):
-            r.fail(f"{field}.query_string", f"expected a string or null, got {query!r}")
+            r.fail(f"{field}.query_string", f"expected a string or null, got {_short(repr(query))}")
+        if query is not None:
+            r.capped(f"{field}.query_string", query)
         num_frames = str(entry.get("num_frames", "1"))
         if num_frames not in ("1", "gt_1"):
-            r.fail(f"{field}.num_frames", f"expected '1' or 'gt_1', got {entry.get('num_frames')!r}")
+            r.fail(f"{field}.num_frames", f"expected '1' or 'gt_1', got {_short(repr(entry.get('num_frames')))}")
         out[key] = Difference(
             key=key, name=entry["name"], description=entry["description"], query_string=query, num_frames=num_frames
         )
     return out
 
 
-def _videos(r: _Row, video_root: Path) -> tuple[VideoRef, VideoRef]:
-    videos = r.decoded("videos")
+def _videos(r: _Row, videos: Any) -> tuple[VideoRef, VideoRef]:
     if not isinstance(videos, list) or len(videos) != 2:
         r.fail("videos", f"expected a list of 2 video objects (A, B), got {_short(repr(videos))}")
-    return (_video(r, videos[0], "videos[0]", video_root), _video(r, videos[1], "videos[1]", video_root))
+    return (_video(r, videos[0], "videos[0]"), _video(r, videos[1], "videos[1]"))
 
 
-def _video(r: _Row, video: Any, field: str, video_root: Path) -> VideoRef:
+def _video(r: _Row, video: Any, field: str) -> VideoRef:
     if not isinstance(video, dict):
         r.fail(field, f"expected an object with path, fps_original, frames_trim, got {type(video).__name__}")
     path = video.get("path")
     if not isinstance(path, str) or not path:
-        r.fail(f"{field}.path", f"expected a non-empty string, got {path!r}")
+        r.fail(f"{field}.path", f"expected a non-empty string, got {_short(repr(path))}")
+    r.capped(f"{field}.path", path)
     fps = video.get("fps_original")
     if fps is not None and (isinstance(fps, bool) or not isinstance(fps, (int, float)) or not fps > 0):
-        r.fail(f"{field}.fps_original", f"expected a positive number or null, got {fps!r}")
-    resolved = Path(path).expanduser()
-    if not resolved.is_absolute():
-        resolved = video_root / resolved
-    return VideoRef(
-        path=os.path.normpath(resolved),
-        fps_original=fps,
-        frames_trim=_trim(r, video.get("frames_trim"), f"{field}.frames_trim"),
-    )
+        r.fail(f"{field}.fps_original", f"expected a positive number or null, got {_short(repr(fps))}")
+    try:
+        resolved = r.context.paths.resolve(path)
+    except DatasetError as exc:
+        r.fail(f"{field}.path", str(exc))
+    return VideoRef(path=resolved, fps_original=fps, frames_trim=_trim(r, video.get("frames_trim"), f"{field}.frames_trim"))
 
 
 def _trim(r: _Row, trim: Any, field: str) -> Optional[tuple[Optional[int], Optional[int]]]:
     if trim is None:
         return None
     if not isinstance(trim, (list, tuple)) or len(trim) != 2:
-        r.fail(field, f"expected [start, end) with 2 entries (null = open end), got {trim!r}")
+        r.fail(field, f"expected [start, end) with 2 entries (null = open end), got {_short(repr(trim))}")
     bounds: list[Optional[int]] = []
     for value in trim:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-            r.fail(field, f"entries must be frame indices >= 0 or null, got {trim!r}")
+            r.fail(field, f"entries must be frame indices >= 0 or null, got {_short(repr(trim))}")
         bounds.append(value)
     start, end = bounds
     if start is not None and end is not None and end <= start:
@@ -213,16 +328,16 @@ def _trim(r: _Row, trim: Any, field: str) -> Optional[tuple[Optional[int], Optio
     return start, end
 
 
-def _retrieval_frames(r: _Row) -> Optional[RetrievalFrames]:
-    """Our own annotation format when the row uses it; any other format is dropped (it is undocumented)."""
-    if r.row.get("retrieval_frames") is None:
-        return None
-    value = r.row["retrieval_frames"]
+def _retrieval_frames(r: _Row, videos: Any) -> Optional[RetrievalFrames]:
+    """The row's keyframe annotations in any published shape; an unreadable one is recorded and ignored.
+
+    Optional data never blocks loading: a run without the oracle localizer
+    does not need it, and the oracle falls back for unannotated differences.
+    """
     try:
-        decoded = json.loads(value) if isinstance(value, str) else value
-        return None if decoded is None else RetrievalFrames.model_validate(decoded)
-    except (json.JSONDecodeError, ValidationError) as exc:
-        logger.debug("%s: retrieval_frames not in the RetrievalFrames format, ignored: %s", r.where, exc)
+        return parse_retrieval_frames(r.row.get("retrieval_frames"), videos if isinstance(videos, list) else ())
+    except UnknownFormat as exc:
+        r.context.unreadable_retrieval.append(f"{r.where}: {exc}")
         return None
 
 
@@ -241,7 +356,8 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
         import pyarrow.parquet as pq
 
         try:
-            return pq.read_table(path).to_pylist()
+            names = pq.read_schema(path).names
+            return pq.read_table(path, columns=[n for n in names if n not in SKIPPED_COLUMNS]).to_pylist()
         except (pyarrow.ArrowException, OSError) as exc:
             raise DatasetError(f"{path}: not a readable parquet file ({exc}); re-download or re-export it") from None
     if suffix not in (".json", ".jsonl"):
@@ -269,58 +385,96 @@ def _json(text: str, where: str) -> Any:
         raise DatasetError(f"{where}: not valid JSON ({exc.msg}, line {exc.lineno} col {exc.colno})") from None
 
 
+def holds_rows(path: Path) -> bool:
+    """Whether a candidate file holds benchmark rows (records with ``sample_key`` and ``videos``).
+
+    A file that cannot be parsed counts as a row file: it may be a damaged
+    one, and reading it then says exactly what is wrong.
+    """
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            return all(m in pq.read_schema(path).names for m in ROW_MARKERS)
+        with path.open(encoding="utf-8") as f:
+            if suffix == ".jsonl":
+                first = next((line for line in f if line.strip()), "")
+                return _is_row(json.loads(first)) if first else False
+            value = json.load(f)
+    except Exception:  # unreadable or malformed: let read_rows report it
+        return True
+    return isinstance(value, list) and bool(value) and _is_row(value[0])
+
+
+def _is_row(value: Any) -> bool:
+    return isinstance(value, dict) and all(m in value for m in ROW_MARKERS)
+
+
 def find_data_files(root: Path, split_hint: Optional[str] = None) -> list[Path]:
     """Row files of a dataset directory, in reading order.
 
-    Top-level row files are used when there are any, else nested ones (HF
-    repo layout such as ``data/test-00000-of-00001.parquet``). Among them a
-    ``dataset.*`` file wins, then the files whose name contains
-    ``split_hint`` (shards are read in name order), then a single file.
+    Folders are searched level by level (hidden ones skipped) and the search
+    stops at the shallowest level holding row files, so unpacked videos and
+    their metadata further down are never opened. A ``.json``/``.jsonl``/
+    ``.parquet`` file is a candidate when it holds rows; side files such as
+    ``n_differences.json`` are not. Among candidates a ``dataset.*`` file
+    wins, then the files whose name contains ``split_hint`` (shards in name
+    order), then a single file.
     """
-    candidates = sorted(p for p in root.iterdir() if p.is_file() and p.suffix.lower() in DATA_SUFFIXES)
-    if not candidates:
-        candidates = sorted(
-            p
-            for p in root.rglob("*")
-            if p.is_file()
-            and p.suffix.lower() in DATA_SUFFIXES
-            and not any(part.startswith(".") for part in p.relative_to(root).parts)
-        )
+    seen: list[Path] = []
+    level = [root]
+    visited = {os.path.realpath(root)}
+    candidates: list[Path] = []
+    while level and not candidates:
+        files, folders = _scan(level, visited)
+        seen += files
+        candidates = [p for p in files if holds_rows(p)]
+        level = folders
     named = sorted((p for p in candidates if p.stem == "dataset"), key=lambda p: DATA_SUFFIXES.index(p.suffix.lower()))
     if named:
         return named[:1]
-    matching = [p for p in candidates if split_hint and split_hint in p.name]
+    matching = sorted(p for p in candidates if split_hint and split_hint in p.name)
     if matching:
         return matching
     if len(candidates) == 1:
         return candidates
     if not candidates:
-        raise DatasetError(f"{root}: no dataset file; expected dataset.jsonl or one .json/.jsonl/.parquet file")
-    listing = ", ".join(str(p.relative_to(root)) for p in candidates)
-    raise DatasetError(f"{root}: several dataset files ({listing}); name the one to use with --dataset FILE")
-
-
-def _download_hf(cfg: DataConfig) -> Path:
-    """Snapshot the row files of the HF dataset repo (not the video zips) and return its local directory."""
-    from huggingface_hub import snapshot_download
-
-    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
-    try:
-        snapshot = snapshot_download(
-            repo_id=cfg.hf_repo,
-            repo_type="dataset",
-            revision=cfg.hf_revision,
-            cache_dir=cfg.hf_cache_dir,
-            allow_patterns=[f"*{suffix}" for suffix in DATA_SUFFIXES],
-            local_files_only=offline,
-        )
-    except Exception as exc:  # the hub raises many types (HTTP, offline, missing cache, bad revision)
-        mode = " (HF_HUB_OFFLINE is set and the local cache has no copy)" if offline else ""
+        others = f" ({', '.join(_listing(root, seen))} hold no rows)" if seen else ""
         raise DatasetError(
-            f"could not get dataset {cfg.hf_repo!r} (revision {cfg.hf_revision or 'main'}) from the Hugging Face hub"
-            f"{mode}: {type(exc).__name__}: {_short(str(exc), 200)}; {_LOCAL_HINT} to use a local copy"
-        ) from None
-    return Path(str(snapshot))
+            f"{root}: no dataset file{others}; expected dataset.jsonl or one .json/.jsonl/.parquet file of rows "
+            f"(records with {' and '.join(ROW_MARKERS)})"
+        )
+    raise DatasetError(
+        f"{root}: several dataset files ({', '.join(_listing(root, candidates))}); name the one to use with --dataset FILE"
+    )
+
+
+def _scan(folders: Sequence[Path], visited: set[str]) -> tuple[list[Path], list[Path]]:
+    """Data-format files directly in ``folders``, and their non-hidden subfolders not seen before (symlink loops)."""
+    files: list[Path] = []
+    subfolders: list[Path] = []
+    for folder in folders:
+        try:
+            entries = list(folder.iterdir())
+        except OSError:  # unreadable folder: it holds nothing we can load
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir():
+                real = os.path.realpath(entry)
+                if real not in visited:
+                    visited.add(real)
+                    subfolders.append(entry)
+            elif entry.suffix.lower() in DATA_SUFFIXES and entry.is_file():
+                files.append(entry)
+    return sorted(files), sorted(subfolders)
+
+
+def _listing(root: Path, paths: Sequence[Path], limit: int = 10) -> list[str]:
+    shown = [str(p.relative_to(root)) for p in paths[:limit]]
+    return shown + (["..."] if len(paths) > limit else [])
 
 
 # --------------------------------------------------------------------------- filters and entry point
@@ -354,34 +508,58 @@ def select_samples(
 
 
 def load_dataset(cfg: DataConfig, splits: Optional[Sequence[str]] = None) -> Dataset:
-    """Load VidDiffBench (``cfg.dataset == "hf"``) or a local copy, then filter by split / subset / limit."""
+    """Load VidDiffBench (``cfg.dataset == "hf"``) or a local copy, then filter by split / subset / limit.
+
+    Relative video paths resolve against ``cfg.video_root``; without it,
+    against the ``--dataset`` folder, or for the hub against a stable folder
+    per repo (``hub.default_video_root``, where ``viddiff data download``
+    unpacks the archives).
+    """
     revision: Optional[str] = None
     if cfg.dataset == "hf":
-        snapshot = _download_hf(cfg)
-        files = find_data_files(snapshot, cfg.hf_split)
-        revision = snapshot.name
+        data_dir = hub.snapshot(cfg.hf_repo, cfg.hf_revision, cfg.hf_cache_dir)
+        files = find_data_files(data_dir, cfg.hf_split)
+        revision = data_dir.name
         source = f"hf:{cfg.hf_repo}@{revision}"
-        default_root = snapshot
+        default_root = hub.default_video_root(cfg.hf_repo)
+        own_folder = hf_storage_folder(data_dir)
+        side_root: Optional[Path] = data_dir
     else:
         path = Path(cfg.dataset).expanduser().absolute()
         if path.is_dir():
-            files = find_data_files(path)
+            data_dir, files, side_root = path, find_data_files(path), path
         elif path.is_file():
-            files = [path]
+            data_dir, files, side_root = path.parent, [path], None
         else:
             raise DatasetError(f"dataset {cfg.dataset!r} not found; use --dataset hf or {_LOCAL_HINT}")
         source = str(files[0]) if len(files) == 1 else str(path)
-        default_root = files[0].parent
+        default_root = own_folder = data_dir
     root = Path(cfg.video_root).expanduser().absolute() if cfg.video_root else default_root
+    paths = VideoPaths.under(root, own_folder, allow_outside=cfg.allow_paths_outside_root)
     samples: list[Sample] = []
+    unreadable: list[str] = []
     for file in files:
+        context = RowContext(
+            paths=paths,
+            side=SideFiles(search_dirs(file, side_root)),
+            max_text_chars=cfg.max_text_chars,
+        )
         for index, row in enumerate(read_rows(file)):
             try:
-                samples.append(parse_row(row, index, root))
+                samples.append(parse_row(row, index, root, context))
             except DatasetError as exc:
                 raise DatasetError(f"{file}: {exc}") from None
+        unreadable += [f"{file.name} {problem}" for problem in context.unreadable_retrieval]
+    if unreadable:
+        logger.warning(
+            "retrieval_frames of %d row(s) are in no known format and were ignored (the oracle localizer falls back "
+            "for them); first: %s",
+            len(unreadable),
+            unreadable[0],
+        )
     _check_unique(samples, source)
-    return Dataset(select_samples(samples, splits, cfg.subset_per_action, cfg.limit), source, revision, root)
+    selected = select_samples(samples, splits, cfg.subset_per_action, cfg.limit)
+    return Dataset(selected, source, revision, root, data_dir=data_dir)
 
 
 def _check_unique(samples: Sequence[Sample], source: str) -> None:

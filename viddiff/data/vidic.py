@@ -34,6 +34,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal, NoReturn, Optional, Sequence
 
 from viddiff.config import DataConfig, VidicConfig
+from viddiff.data.hub import hub_endpoint
+from viddiff.data.safety import VideoPaths, check_text_size, hf_storage_folder
 from viddiff.data.synthetic_vidic import write_synthetic_vidic
 from viddiff.data.viddiffbench import Dataset, read_rows, select_samples
 from viddiff.errors import DatasetError
@@ -131,7 +133,7 @@ def is_viddiffbench_name(text: str) -> bool:
 class _Item:
     """One raw checklist item plus the context every error message about it needs."""
 
-    def __init__(self, item: Any, index: int):
+    def __init__(self, item: Any, index: int, max_text_chars: Optional[int] = None):
         if not isinstance(item, dict):
             raise DatasetError(
                 f"item {index}: expected an object with video1_path, video2_path, structured_analysis, "
@@ -139,11 +141,20 @@ class _Item:
             )
         self.item = item
         self.index = index
+        self.max_text_chars = max_text_chars
         self.id_field = next((f for f in _ID_FIELDS if item.get(f) is not None), None)
         self.where = f"item {index}" + (f" ({self.id_field} {item[self.id_field]!r})" if self.id_field else "")
 
     def fail(self, field: str, problem: str) -> NoReturn:
         raise DatasetError(f"{self.where}: field '{field}': {problem}")
+
+    def capped(self, field: str, value: str) -> str:
+        """``value``, or an error naming the field when it is longer than ``data.max_text_chars``."""
+        try:
+            check_text_size(value, self.max_text_chars)
+        except DatasetError as exc:
+            self.fail(field, str(exc))
+        return value
 
     def sample_key(self) -> str:
         """The item's own id (``id``, ``sample_key`` or ViDiC's ``index``), else its zero-padded position."""
@@ -152,13 +163,13 @@ class _Item:
         value = self.item[self.id_field]
         if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
             self.fail(self.id_field, f"expected a non-empty string or an integer, got {value!r}")
-        return str(value).strip()
+        return self.capped(self.id_field, str(value).strip())
 
     def path(self, field: str) -> str:
         value = self.item[field]
         if not isinstance(value, str) or not value.strip():
             self.fail(field, f"expected a non-empty video path, got {value!r}")
-        return value.strip()
+        return self.capped(field, value.strip())
 
     def analysis(self) -> dict[str, Any]:
         value = self.item["structured_analysis"]
@@ -182,20 +193,31 @@ class _Item:
         return value
 
 
-def parse_item(item: Any, index: int, video_root: Path, n_differences: int) -> tuple[Sample, list[ChecklistItem]]:
+def parse_item(
+    item: Any,
+    index: int,
+    video_root: Path,
+    n_differences: int,
+    *,
+    paths: Optional[VideoPaths] = None,
+    max_text_chars: Optional[int] = DataConfig.model_fields["max_text_chars"].default,
+) -> tuple[Sample, list[ChecklistItem]]:
     """Turn one checklist item into a ``Sample`` (absolute video paths under ``video_root``) and its checklist.
 
     Checklist keys are ``s0, s1, ...`` for similarities and ``d0, d1, ...``
-    for differences, in file order.
+    for differences, in file order. Video paths must stay inside the folders
+    ``paths`` allows (default: ``video_root``); text fields are capped at
+    ``max_text_chars``.
     """
-    it = _Item(item, index)
+    it = _Item(item, index, max_text_chars)
+    paths = paths or VideoPaths.under(video_root)
     missing = [f for f in REQUIRED_FIELDS if f not in it.item]
     if missing:
         raise DatasetError(
             f"{it.where}: missing field(s) {', '.join(missing)}; every item needs {', '.join(REQUIRED_FIELDS)}"
         )
     key = it.sample_key()
-    paths = (it.path("video1_path"), it.path("video2_path"))
+    files = (it.path("video1_path"), it.path("video2_path"))
     analysis = it.analysis()
     checklist = [q for section in _SECTIONS for q in _questions(it, analysis, *section)]
     if not checklist:
@@ -207,8 +229,8 @@ def parse_item(item: Any, index: int, video_root: Path, n_differences: int) -> t
         action_description="",
         split=SPLIT,
         domain=DOMAIN,
-        source_dataset=source_of(it.item, paths),
-        videos=(_video(paths[0], video_root), _video(paths[1], video_root)),
+        source_dataset=source_of(it.item, files),
+        videos=(_video(it, "video1_path", files[0], paths), _video(it, "video2_path", files[1], paths)),
         n_differences_open=n_differences,
     )
     return sample, checklist
@@ -231,6 +253,7 @@ def _questions(
         text = q["question"]
         if not isinstance(text, str) or not text.strip():
             it.fail(f"{field}.question", f"expected a non-empty string, got {text!r}")
+        it.capped(f"{field}.question", text)
         if not isinstance(q["class"], str):
             it.fail(f"{field}.class", f"expected a category name, got {q['class']!r}")
         try:
@@ -254,11 +277,11 @@ def _questions(
     return out
 
 
-def _video(path: str, video_root: Path) -> VideoRef:
-    resolved = Path(path).expanduser()
-    if not resolved.is_absolute():
-        resolved = video_root / resolved
-    return VideoRef(path=os.path.normpath(resolved))
+def _video(it: _Item, field: str, path: str, paths: VideoPaths) -> VideoRef:
+    try:
+        return VideoRef(path=paths.resolve(path))
+    except DatasetError as exc:
+        it.fail(field, str(exc))
 
 
 def source_of(item: dict[str, Any], paths: Sequence[str]) -> str:
@@ -349,6 +372,7 @@ def _snapshot(vidic: VidicConfig, cache_dir: Optional[str], revision: Optional[s
         cache_dir=cache_dir,
         allow_patterns=patterns,
         local_files_only=_hf_offline(),
+        endpoint=hub_endpoint(),
     )
     return Path(str(snapshot))
 
@@ -427,11 +451,15 @@ def load_vidic(
             raise DatasetError(f"ViDiC-1K dataset {data.dataset!r} not found; use --dataset hf or {_LOCAL_HINT}")
         source = str(file)
     root = Path(data.video_root).expanduser().absolute() if data.video_root else default_root
+    own_folder = hf_storage_folder(default_root) if data.dataset == "hf" else default_root
+    paths = VideoPaths.under(root, own_folder, allow_outside=data.allow_paths_outside_root)
     samples: list[Sample] = []
     checklists: dict[str, list[ChecklistItem]] = {}
     for index, item in enumerate(read_rows(file)):
         try:
-            sample, checklist = parse_item(item, index, root, vidic.n_differences)
+            sample, checklist = parse_item(
+                item, index, root, vidic.n_differences, paths=paths, max_text_chars=data.max_text_chars
+            )
         except DatasetError as exc:
             raise DatasetError(f"{file}: {exc}") from None
         if sample.sample_key in checklists:

@@ -1,5 +1,5 @@
-"""Helpers for tests, demos and benches: synthetic media writers, a local fake OpenAI-compatible
-server (127.0.0.1 only), a scripted stand-in model, and a tiny CLIP architecture for random-weight runs."""
+"""Helpers for tests, demos and benches: synthetic media writers, local fake OpenAI-compatible and Hugging Face
+Hub servers (127.0.0.1 only), a scripted stand-in model, and a tiny CLIP architecture for random-weight runs."""
 
 from pathlib import Path
 

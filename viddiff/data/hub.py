@@ -1,0 +1,105 @@
+"""Hugging Face Hub access for VidDiffBench: row snapshots, the file listing with checksums, where videos go.
+
+``huggingface_hub`` reads ``HF_ENDPOINT`` once, when it is imported; every
+call here passes the endpoint read at call time instead, so a mirror (or
+the local test server) set after import is honoured too.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+from viddiff.errors import DatasetError
+
+ROW_PATTERNS = ("*.jsonl", "*.json", "*.parquet")
+"""What a snapshot fetches: row files and the JSON side files beside them, never the video archives."""
+
+
+def hub_endpoint() -> Optional[str]:
+    """``HF_ENDPOINT`` as set now (``None`` = huggingface_hub's default)."""
+    value = os.environ.get("HF_ENDPOINT", "").strip().rstrip("/")
+    return value or None
+
+
+def hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+
+
+def default_video_root(repo: str) -> Path:
+    """Where the videos of an HF-hosted VidDiffBench live unless ``data.video_root`` says otherwise.
+
+    A stable folder per repo (not the HF cache snapshot, which changes with
+    every revision and may be pruned): ``$XDG_DATA_HOME/viddiff/videos/<owner>--<name>``.
+    """
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base).expanduser().absolute() / "viddiff" / "videos" / repo.replace("/", "--")
+
+
+def snapshot(repo: str, revision: Optional[str], cache_dir: Optional[str], patterns: Sequence[str] = ROW_PATTERNS) -> Path:
+    """Download (or reuse from the HF cache) the repo files matching ``patterns``; returns the snapshot folder."""
+    from huggingface_hub import snapshot_download
+
+    offline = hub_offline()
+    try:
+        folder = snapshot_download(
+            repo_id=repo,
+            repo_type="dataset",
+            revision=revision,
+            cache_dir=cache_dir,
+            allow_patterns=list(patterns),
+            local_files_only=offline,
+            endpoint=hub_endpoint(),
+        )
+    except Exception as exc:  # the hub raises many types (HTTP, offline, missing cache, bad revision)
+        mode = " (HF_HUB_OFFLINE is set and the local cache has no copy)" if offline else ""
+        raise DatasetError(
+            f"could not get dataset {repo!r} (revision {revision or 'main'}) from the Hugging Face hub"
+            f"{mode}: {type(exc).__name__}: {_short(str(exc))}; pass --dataset PATH (a directory holding "
+            "dataset.jsonl, or a .json/.jsonl/.parquet file) to use a local copy"
+        ) from None
+    return Path(str(folder))
+
+
+@dataclass(frozen=True)
+class HubFile:
+    """One file of a repo revision, with what is needed to fetch and verify it."""
+
+    path: str
+    size: int
+    git_oid: str
+    """Git blob sha1 (what a non-LFS file is verified against)."""
+    sha256: Optional[str]
+    """Content sha256 of an LFS file (``None`` for files stored in git)."""
+
+
+def list_files(repo: str, revision: Optional[str]) -> tuple[str, list[HubFile]]:
+    """The commit a revision points at, and every file of the repo at that commit."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.hf_api import RepoFile
+
+    api = HfApi(endpoint=hub_endpoint())
+    try:
+        commit = api.dataset_info(repo, revision=revision).sha
+        if commit is None:
+            raise DatasetError(f"the hub gave no commit for {repo!r} revision {revision or 'main'}")
+        files = [
+            HubFile(path=f.path, size=f.size, git_oid=f.blob_id, sha256=f.lfs.sha256 if f.lfs else None)
+            for f in api.list_repo_tree(repo, recursive=True, revision=commit, repo_type="dataset")
+            if isinstance(f, RepoFile)
+        ]
+    except DatasetError:
+        raise
+    except Exception as exc:  # HTTP errors, unknown repo or revision, unreachable endpoint
+        raise DatasetError(
+            f"could not list the files of Hugging Face dataset {repo!r} (revision {revision or 'main'}): "
+            f"{type(exc).__name__}: {_short(str(exc))}"
+        ) from None
+    return commit, files
+
+
+def _short(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
