@@ -140,6 +140,7 @@ def parse_row(row: dict[str, Any], index: int, video_root: Path) -> Sample:
             labels={k: gt.get(k) for k in differences},
             n_differences_open=n_open,
             retrieval_frames=_retrieval_frames(r),
+            sample_hash=_sample_hash(r),
         )
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
@@ -224,6 +225,20 @@ def _retrieval_frames(r: _Row) -> Optional[RetrievalFrames]:
     except (json.JSONDecodeError, ValidationError) as exc:
         logger.debug("%s: retrieval_frames not in the RetrievalFrames format, ignored: %s", r.where, exc)
         return None
+
+
+def _sample_hash(r: _Row) -> Optional[int]:
+    """The optional ``sample_hash`` (an integer; the per-sample proposer seed offset)."""
+    value = r.row.get("sample_hash")
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        r.fail("sample_hash", f"expected an integer, got {value!r}")
+    return value
 
 
 def _short(text: str, limit: int = 80) -> str:
