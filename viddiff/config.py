@@ -176,8 +176,8 @@ class LocalizerConfig(_Section):
     clip: ClipConfig = Field(default_factory=ClipConfig)
     stay_prob: float = Field(default=0.5, gt=0, lt=1)
     advance_prob: float = Field(default=0.5, gt=0, lt=1)
-    eps: float = Field(default=1e-6, gt=0)
-    """Added to normalised scores before ``-log`` so a zero score is a finite cost."""
+    eps: float = Field(default=1e-5, gt=0)
+    """Added to normalised scores before ``-log`` so a zero score is a finite cost (the release's floor, 1e-5)."""
     n_frames_multi: int = Field(default=3, ge=1)
     """Keyframes per video for ``gt_1`` differences."""
     frame_sep_s: float = Field(default=0.35, gt=0)
