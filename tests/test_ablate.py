@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from viddiff.ablate import VARIANTS, check_shared_cache, variants_named
 from viddiff.cli import main
-from viddiff.config import LOCALIZER_METHODS, load_config
+from viddiff.config import LOCALIZER_METHODS, DataConfig, load_config
 from viddiff.data.viddiffbench import load_dataset
-from viddiff.config import DataConfig
 from viddiff.errors import ViddiffError
 from viddiff.localizer.oracle import nearest_positions
 
