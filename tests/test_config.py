@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -7,14 +8,47 @@ from viddiff.config import Config, ConfigError, load_config
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_paper_config_loads_with_paper_settings():
+def test_paper_config_holds_the_released_settings():
     cfg = load_config(REPO / "configs" / "paper.yaml")
     assert cfg.localizer.clip.model == "ViT-bigG-14"
     assert cfg.localizer.clip.pretrained == "laion2b_s39b_b160k"
     assert cfg.localizer.frame_sep_s == 0.35 and cfg.localizer.n_frames_multi == 3
     assert (cfg.localizer.stay_prob, cfg.localizer.advance_prob) == (0.5, 0.5)
-    assert cfg.data.fps_for("diving") == 6 and cfg.data.fps_for("music") == 2
+    assert cfg.data.fps_by_domain == {"fitness": 8, "ballsports": 5, "diving": 6, "music": 1, "surgery": 1}
+    assert cfg.baseline.fps_by_domain == {"fitness": 4, "ballsports": 5, "diving": 6, "music": 1, "surgery": 1}
+    assert (cfg.proposer.model, cfg.proposer.n_retrieval_keys, cfg.proposer.temperature) == (
+        "gpt-4o-mini-2024-07-18", 5, 1.0
+    )
+    assert not cfg.proposer.reuse_per_action
+    assert (cfg.differencer.model, cfg.differencer.options, cfg.differencer.statement) == (
+        "gpt-4o-2024-05-13", "ab", "description"
+    )
     assert cfg.eval.judge.model == "gpt-4o-2024-08-06" and cfg.eval.flip.model == "gpt-4o-mini"
+
+
+def _departure_overrides() -> list[str]:
+    """The ``key=value`` settings in the last column of README's departures table."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Departures from the paper and the released code", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| what")]
+    assert len(rows) >= 10
+    cells = [row.rstrip(" |").rsplit(" | ", 1)[-1] for row in rows]
+    return [item for cell in cells for code in re.findall(r"`([^`]*)`", cell) for item in code.split() if "=" in item]
+
+
+def test_defaults_differ_from_paper_yaml_only_where_the_readme_says_why():
+    paper = load_config(REPO / "configs" / "paper.yaml").model_dump(mode="json")
+    overrides = _departure_overrides()
+    # the defaults plus every "restores the original" setting of the table are exactly paper.yaml
+    restored = Config().with_overrides(overrides).model_dump(mode="json")
+    assert restored == paper
+    # and each listed key really differs by default (the table lists no stale departures)
+    defaults = Config().model_dump(mode="json")
+    for item in overrides:
+        node_default, node_paper = defaults, paper
+        for part in item.split("=", 1)[0].split("."):
+            node_default, node_paper = node_default[part], node_paper[part]
+        assert node_default != node_paper, item
 
 
 def test_every_config_in_configs_dir_is_valid():

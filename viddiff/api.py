@@ -26,7 +26,9 @@ from viddiff.render import omitted_note, render_description
 from viddiff.differencer import Differencer
 from viddiff.errors import VideoError, ViddiffError
 from viddiff.localizer.localize import Localizer, needs_clip
+from viddiff.localizer.oracle import annotations_for_mode
 from viddiff.proposer import Proposer
+from viddiff.proposer.seeding import proposal_seed
 from viddiff.schema import (
     Difference,
     Letter,
@@ -132,9 +134,16 @@ class VidDiff:
         data = self.config.data
         return await read_pair(sample.videos, fps or data.fps_for(sample.domain), data.max_side, data.video_backend)
 
+    def _sample_proposer(self, sample: Sample) -> Proposer:
+        """A proposer seeded for this sample (``proposer.reuse_per_action=false``, as released)."""
+        cfg = self.config.proposer
+        seed = proposal_seed(cfg.seed, sample.sample_hash, sample.sample_key)
+        return Proposer(self.client, cfg.model_copy(update={"seed": seed}))
+
     async def _proposal(self, sample: Sample, mode: Mode, meter: UsageMeter) -> Proposal:
         action, n = sample.action_description, sample.n_differences_open
         reuse = self.config.proposer.reuse_per_action
+        proposer = self.proposer if reuse else self._sample_proposer(sample)
         if mode == "closed":
             # Benchmark samples: only the a/b-labelled differences are the task input. User input has no labels.
             kwargs = {"differences": sample.closed_differences() if sample.labels else list(sample.differences.values())}
@@ -142,13 +151,13 @@ class VidDiff:
                 raise ViddiffError(f"sample {sample.sample_key}: no differences to check in closed mode")
         elif mode == "describe":
             # Along the seven ViDiC-1K dimensions; global ones need no stage plan (see Proposer.propose).
-            make = functools.partial(self.proposer.propose_dimension_differences, action, n, meter)
+            make = functools.partial(proposer.propose_dimension_differences, action, n, meter)
             differences = await (self._memo(("dimension-differences", action, n), make) if reuse else make())
             kwargs = {"differences": differences}
         else:
             kwargs = {"n_differences": n}
         if not reuse:
-            return await self.proposer.propose(action, meter=meter, **kwargs)
+            return await proposer.propose(action, meter=meter, **kwargs)
         # One stage plan (and, in open/describe mode, one list of differences) per action, shared by its samples.
         stages = None
         if mode != "describe" or any(d.scope == "local" for d in kwargs["differences"]):
@@ -196,7 +205,7 @@ class VidDiff:
                     proposal,
                     videos[0],
                     videos[1],
-                    retrieval=sample.retrieval_frames,
+                    retrieval=annotations_for_mode(sample.retrieval_frames, mode),
                     seed=self.config.run.seed,
                     sample_key=sample.sample_key,
                 )

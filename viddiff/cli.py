@@ -108,6 +108,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_args(base)
     base.set_defaults(handler="viddiff.baselines.lmm:cli_baseline")
 
+    abl = sub.add_parser("ablate", help="all localizer variants over one split, one table beside the paper's")
+    _add_dataset_args(abl)
+    abl.add_argument("--mode", choices=["closed"], default="closed", help="closed accuracy (the paper's ablation)")
+    abl.add_argument(
+        "--variant",
+        action="append",
+        help="localizer method to include (repeatable; default: all, see `localizer.method`)",
+    )
+    abl.add_argument("--output", help="results directory (default: runs/ablate-<split>-closed)")
+    abl.add_argument("--resume", action="store_true", help="continue a killed ablation in --output")
+    _add_config_args(abl)
+    abl.set_defaults(handler="viddiff.ablate:cli_ablate")
+
     data = sub.add_parser("data", help="dataset tools")
     data_sub = data.add_subparsers(dest="data_command", metavar="DATA_COMMAND")
     data_sub.required = True

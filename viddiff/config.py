@@ -10,15 +10,20 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Literal, Optional, Union
+from typing import Any, ClassVar, Literal, Optional, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from viddiff.errors import ViddiffError
 
 _ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-DEFAULT_FPS_BY_DOMAIN = {"fitness": 4.0, "ballsports": 5.0, "diving": 6.0, "music": 2.0, "surgery": 2.0}
+DEFAULT_FPS_BY_DOMAIN = {"fitness": 8.0, "ballsports": 5.0, "diving": 6.0, "music": 1.0, "surgery": 1.0}
+"""The VidDiff method's inference fps per domain, as released (viddiff_method/configs/config.yaml ``fps_inference``)."""
+DEFAULT_BASELINE_FPS_BY_DOMAIN = {"fitness": 4.0, "ballsports": 5.0, "diving": 6.0, "music": 1.0, "surgery": 1.0}
+"""The LMM baselines' inference fps per domain, as released (lmms/configs/config.yaml ``lmm.fps_inference``)."""
+Statement = Literal["description", "query_string"]
+"""Which text of a difference a VLM is asked about: ``description`` (the text that is scored) or ``query_string``."""
 
 
 class ConfigError(ViddiffError, ValueError):
@@ -55,6 +60,7 @@ class ModelPrice(_Section):
 
 DEFAULT_PRICES = {
     "gpt-4o-2024-08-06": ModelPrice(input_per_mtok=2.5, output_per_mtok=10.0),
+    "gpt-4o-2024-05-13": ModelPrice(input_per_mtok=5.0, output_per_mtok=15.0),
     "gpt-4o": ModelPrice(input_per_mtok=2.5, output_per_mtok=10.0),
     "gpt-4o-mini": ModelPrice(input_per_mtok=0.15, output_per_mtok=0.6),
     "gpt-4o-mini-2024-07-18": ModelPrice(input_per_mtok=0.15, output_per_mtok=0.6),
@@ -140,11 +146,15 @@ class DataConfig(_Section):
 
 
 class ProposerConfig(ModelCallConfig):
+    model: str = "gpt-4o-mini-2024-07-18"
+    temperature: Optional[float] = Field(default=1.0, ge=0, le=2)
     max_stages: int = Field(default=5, ge=1)
-    n_retrieval_keys: int = Field(default=3, ge=1)
+    n_retrieval_keys: int = Field(default=5, ge=1)
     refine_retrieval_strings: bool = True
     reuse_per_action: bool = False
-    """Compute one proposal per (action, seed) and reuse it for all samples of the action."""
+    """``false``: one proposal per sample, seeded per sample (``seed`` + the row's ``sample_hash``, else a hash of
+    its ``sample_key``), as released. ``true``: one proposal per (action, seed) shared by the action's samples
+    (cheaper; a difference the proposer misses is then missed for the whole action)."""
     fuzzy_match_threshold: float = Field(default=0.8, ge=0, le=1)
 
 
@@ -162,23 +172,63 @@ class ClipConfig(_Section):
     """``auto`` = fp16 on CUDA, fp32 on CPU."""
 
 
+LOCALIZER_METHODS = ("viterbi", "no_viterbi", "random", "oracle", "argmax", "uniform", "random_segments")
+"""``viterbi`` (the method); the paper's ablations ``no_viterbi``, ``random``, ``oracle``; this project's ``argmax``,
+``uniform``, ``random_segments`` (see ``viddiff.localizer.localize``)."""
+
+
 class LocalizerConfig(_Section):
-    method: Literal["viterbi", "argmax", "uniform", "random", "oracle"] = "viterbi"
+    method: Literal[LOCALIZER_METHODS] = "viterbi"
     clip: ClipConfig = Field(default_factory=ClipConfig)
     stay_prob: float = Field(default=0.5, gt=0, lt=1)
     advance_prob: float = Field(default=0.5, gt=0, lt=1)
-    eps: float = Field(default=1e-6, gt=0)
-    """Added to normalised scores before ``-log`` so a zero score is a finite cost."""
+    eps: float = Field(default=1e-5, gt=0)
+    """Added to normalised scores before ``-log`` so a zero score is a finite cost (the release's floor, 1e-5)."""
     n_frames_multi: int = Field(default=3, ge=1)
     """Keyframes per video for ``gt_1`` differences."""
     frame_sep_s: float = Field(default=0.35, gt=0)
 
 
 class DifferencerConfig(ModelCallConfig):
-    options: Literal["ab", "abc"] = "abc"
+    model: str = "gpt-4o-2024-05-13"
+    temperature: Optional[float] = Field(default=1.0, ge=0, le=2)
+    options: Literal["ab", "abc"] = "ab"
+    """``ab``: the VLM must pick a video (released prompt); ``abc``: it may also answer "similar / can't tell"."""
+    statement: Statement = "description"
+    """The text the VLM judges: ``description`` (what is scored, and what the baselines see) or ``query_string``."""
     n_votes: int = Field(default=1, ge=1)
     """k-sample majority vote (needs temperature > 0 to differ)."""
     image: ImageConfig = Field(default_factory=ImageConfig)
+
+
+class _PromptFiles(_Section):
+    """Template files replacing built-in judge prompts; checked on load (placeholders in ``viddiff.templates``)."""
+
+    _family: ClassVar[str]
+
+    @model_validator(mode="after")
+    def _templates_valid(self) -> "_PromptFiles":
+        from viddiff.templates import check_prompt_files
+
+        check_prompt_files(self._family, self.model_dump())
+        return self
+
+
+class JudgePromptFiles(_PromptFiles):
+    """Open-mode judge: ``system`` message, ``match`` (ground truth vs predictions), ``flip`` (opposite check)."""
+
+    _family: ClassVar[str] = "open_judge"
+    system: Optional[str] = None
+    match: Optional[str] = None
+    flip: Optional[str] = None
+
+
+class VidicPromptFiles(_PromptFiles):
+    """ViDiC-1K checklist judge: ``system`` message and the per-item ``judge`` prompt."""
+
+    _family: ClassVar[str] = "vidic_judge"
+    system: Optional[str] = None
+    judge: Optional[str] = None
 
 
 class EvalConfig(_Section):
@@ -187,6 +237,8 @@ class EvalConfig(_Section):
     flip_batch_size: int = Field(default=6, ge=1)
     n_diff_policy: Literal["error", "truncate"] = "error"
     max_reasks: int = Field(default=2, ge=0)
+    prompt_files: JudgePromptFiles = Field(default_factory=JudgePromptFiles)
+    """Your own judge templates (e.g. the authors' wording); ``null`` entries keep the built-in ones."""
 
 
 class CacheConfig(_Section):
@@ -205,6 +257,11 @@ class CacheConfig(_Section):
 
 
 class BaselineConfig(ModelCallConfig):
+    temperature: Optional[float] = Field(default=1.0, ge=0, le=2)
+    fps_by_domain: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_BASELINE_FPS_BY_DOMAIN))
+    """Inference fps per domain for the LMM baselines (their own released values; ``data.default_fps`` otherwise)."""
+    statement: Statement = "description"
+    """The text of each difference shown in closed mode (same choice as ``differencer.statement``)."""
     max_images: Optional[int] = Field(default=None, ge=2)
     """Frame budget for A+B together; both videos are subsampled uniformly to fit.
     ``None`` = the model's known per-request image limit (``viddiff.baselines.budget``)."""
@@ -223,6 +280,9 @@ class VidicConfig(_Section):
     n_differences: int = Field(default=10, ge=1)
     """Differences the VidDiff method proposes per pair in ``describe`` mode."""
     judge: ModelCallConfig = Field(default_factory=lambda: ModelCallConfig(model="gpt-5-mini", temperature=None))
+    prompt_files: VidicPromptFiles = Field(default_factory=VidicPromptFiles)
+    """Your own checklist-judge templates; ``null`` entries keep the built-in ones."""
+
 
 
 class Config(_Section):

@@ -87,8 +87,8 @@ class Sample(_Model):
     """Ground truth per difference key; ``None`` = not labelled."""
     n_differences_open: int = Field(default=0, ge=0)
     retrieval_frames: Optional[RetrievalFrames] = None
-    sample_hash: Optional[str] = None
-    """The benchmark's own per-row hash, when the revision has one (a stable per-sample seed)."""
+    sample_hash: Optional[int] = None
+    """The row's ``sample_hash`` (first public revision): the per-sample proposer seed offset."""
 
     @model_validator(mode="after")
     def _labels_match_differences(self) -> "Sample":

@@ -9,7 +9,7 @@ from typing import Callable
 import pytest
 
 from viddiff.cli import main
-from viddiff.config import DataConfig
+from viddiff.config import BaselineConfig, DataConfig
 from viddiff.data.synthetic import write_synthetic_benchmark
 from viddiff.data.viddiffbench import load_dataset
 from viddiff.schema import Sample
@@ -36,8 +36,11 @@ def baseline_samples(baseline_synth: Path) -> list[Sample]:
 
 @pytest.fixture(scope="session")
 def domain_frames(baseline_samples: list[Sample]) -> dict[str, tuple[VideoFrames, VideoFrames]]:
-    """Per sample: A and B read independently at the paper's per-domain fps (what the baseline must send)."""
-    fps = DataConfig().fps_for
+    """Per sample: A and B read independently at the baselines' own per-domain fps (what the baseline must send)."""
+
+    def fps(domain: str) -> float:
+        return BaselineConfig().fps_by_domain.get(domain, DataConfig().default_fps)
+
     return {
         s.sample_key: (read_video_ref(s.videos[0], fps(s.domain)), read_video_ref(s.videos[1], fps(s.domain)))
         for s in baseline_samples

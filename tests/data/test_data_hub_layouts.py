@@ -36,7 +36,7 @@ def assert_fixture_rows(dataset: Dataset, repo: str) -> None:
         assert (sample.split, sample.domain) == (expected.split, expected.domain)
         assert sample.n_differences_open == (expected.n_diff_file if first else expected.n_diff_column)
         assert sample.labels == expected.labels
-        assert sample.sample_hash == str(expected.sample_hash)
+        assert sample.sample_hash == expected.sample_hash
         assert sample.action == expected.action and sample.source_dataset
         frames = sample.retrieval_frames
         assert (frames.keyframes if frames else {}) == expected.keyframes  # one-sided keys left out

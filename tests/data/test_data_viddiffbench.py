@@ -396,7 +396,7 @@ def test_first_revision_takes_domain_split_and_n_diff_from_beside_the_rows(tmp_p
     folder = write_first_revision(tmp_path, [first_revision_row()], n_diff, {"fitness_3": "medium"})
     sample = load(folder)[0]
     assert (sample.domain, sample.split, sample.n_differences_open) == ("fitness", "medium", 7)
-    assert sample.sample_hash == "1234567890123"
+    assert sample.sample_hash == 1234567890123
 
 
 def test_domain_comes_from_the_action_id_when_there_is_no_domain_column(tmp_path: Path) -> None:

@@ -63,12 +63,34 @@ def test_request_carries_frames_of_a_then_b_in_order(vlm) -> None:
     text = req.text
     assert "The first 3 images are frames from video A and the next 3 images are frames from video B" in text
     assert "consecutive frames are 0.35 seconds apart" in text
-    assert 'Statement: "the hips go lower"' in text and '"barbell squat"' in text
+    assert 'Statement: "the squat is deeper"' in text and '"barbell squat"' in text  # the scored text
     # The question comes before the images, so the model reads which images are which first.
     user_parts = req.messages[-1]["content"]
     assert user_parts[0]["type"] == "text" and [p["type"] for p in user_parts[1:7]] == ["image_url"] * 6
     assert prediction.key == "3" and prediction.prediction == "a"
     assert prediction.description == "the squat is deeper"
+
+
+@pytest.mark.parametrize(
+    "statement, shown",
+    [("description", "the squat is deeper"), ("query_string", "the hips go lower")],
+)
+def test_the_statement_asked_is_the_description_unless_query_string_is_chosen(vlm, statement, shown) -> None:
+    # The description is what open mode scores and what the LMM baselines are shown; query_string is opt-in.
+    vlm.answer(lambda req: _answer("a"))
+    prediction = vlm.judge(cfg=DifferencerConfig(model="fake-vlm", statement=statement))
+    (req,) = vlm.requests
+    assert f'Statement: "{shown}"' in req.text
+    assert prediction.description == "the squat is deeper"  # the prediction always carries the scored text
+
+
+def test_released_answer_options_are_a_or_b(vlm) -> None:
+    # the authors' released differencer prompt (prompt_key 4) only allows a/b; "c" is re-asked
+    vlm.answer(_sequence(_answer("c"), _answer("b")))
+    prediction = vlm.judge()
+    first, second = vlm.requests
+    assert '"answer": "a" or "b"' in first.text and "You must choose one of them." in first.text
+    assert prediction.prediction == "b" and len(vlm.requests) == 2
 
 
 def test_single_frame_layout(vlm) -> None:
@@ -86,7 +108,7 @@ def test_single_frame_layout(vlm) -> None:
 
 
 def test_unequal_frame_counts_are_described(vlm) -> None:
-    vlm.answer(lambda req: _answer("c"))
+    vlm.answer(lambda req: _answer("b"))
     cfg = DifferencerConfig(model="fake-vlm", image=ImageConfig(format="png", detail="low"))
     vlm.judge([solid(A_COLOURS[0])], [solid(c) for c in B_COLOURS], cfg=cfg, seconds_between_frames=None)
 
@@ -123,7 +145,7 @@ def test_abc_mode_accepts_c(vlm) -> None:
 @pytest.mark.parametrize("written, letter", [("A", "a"), (" (b) ", "b"), ("C.", "c")])
 def test_letter_spelling_variants_are_accepted(vlm, written: str, letter: str) -> None:
     vlm.answer(lambda req: json.dumps({"answer_detailed": "x", "answer": written}))
-    assert vlm.judge().prediction == letter
+    assert vlm.judge(cfg=DifferencerConfig(model="fake-vlm", options="abc")).prediction == letter
     assert len(vlm.requests) == 1
 
 

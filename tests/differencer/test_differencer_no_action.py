@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 
+from viddiff.config import DifferencerConfig
 from viddiff.differencer import prompts
 
 
 def test_empty_action_is_two_videos_compared(vlm) -> None:
     vlm.answer(lambda req: json.dumps({"answer_detailed": "", "answer": "c"}))
-    assert vlm.judge(action="  ").prediction == "c"
-    vlm.judge(action="barbell squat")
+    abc = DifferencerConfig(model="fake-vlm", options="abc")  # describe mode always allows "c"
+    assert vlm.judge(action="  ", cfg=abc).prediction == "c"
+    vlm.judge(action="barbell squat", cfg=abc)
 
     no_action, with_action = vlm.requests
     assert no_action.messages[0]["content"] == prompts.SYSTEM_NO_ACTION

@@ -54,3 +54,13 @@ def test_prompts_carry_keys_and_escaped_statements() -> None:
     assert "a squat" in text
     flip = flip_prompt([("deeper", "shallower")])
     assert '"first": "deeper"' in flip and "exactly 1 numbers" in flip
+
+
+def test_built_in_prompts_carry_the_official_protocol_rules() -> None:
+    match = match_prompt("a squat", {"0": "deeper"}, {"1": "shallower"})
+    # one-to-one, "no match" allowed, opposite phrasings still match (the flip check then corrects the letter)
+    assert "at most one ground-truth difference" in match and "answer null" in match
+    assert "phrased as the opposite" in match and "is a match" in match
+    flip = flip_prompt([("the stance is wider", "the stance is much wider")])
+    # a difference of degree is not an opposite
+    assert "differ only in degree" in flip and '"the stance is slightly wider" are 0' in flip

@@ -14,7 +14,8 @@ import pytest
 
 from viddiff.config import Config
 from viddiff.errors import PredictionFormatError
-from viddiff.eval import evaluate
+from viddiff.eval import evaluate, write_report
+from viddiff.eval.prompts import judge_templates
 from viddiff.eval.open import OpenMetrics
 from viddiff.testing.fake_openai import ChatRequest, FakeOpenAIServer
 
@@ -283,3 +284,57 @@ def test_sample_without_predictions_makes_no_judge_call(run_eval, make_sample) -
         m = run_eval(server, samples, [{}])
     assert server.requests == []
     assert (m.overall.n, m.overall.not_matched, m.overall.recall) == (1, 1, 0.0)
+
+
+# ---------------------------------------------------------------- user templates (eval.prompt_files)
+
+MATCH = """Action: {action}. Match the experts' differences to the system's ones.
+Experts >>>{gt}<<< System >>>{pred}<<< (keys {gt_keys} / {pred_keys})
+Answer like { "matches": [ { "gt_key": "0", "pred_key": null } ] }."""
+FLIP = "Are these opposites? There are {n} pairs >>>{pairs}<<<"
+SYSTEM = "You are my own judge."
+
+
+def _between(text: str, start: str, end: str):
+    return json.loads(text[text.index(start) + len(start) : text.index(end, text.index(start) + len(start))])
+
+
+def my_judge(req: ChatRequest) -> str:
+    """The fake judge of test_eval_open, reading the user's template layout instead of the built-in one."""
+    text = req.messages[1]["content"]
+    if req.model == "judge-model":
+        gt, pred = _between(text, "Experts >>>", "<<<"), _between(text, "System >>>", "<<<")
+        used, matches = set(), []
+        for gk, gdesc in gt.items():
+            hit = next((pk for pk, d in pred.items() if pk not in used and d.split()[0] == gdesc.split()[0]), None)
+            used.add(hit)
+            matches.append({"gt_key": gk, "pred_key": hit})
+        return json.dumps({"matches": matches})
+    pairs = _between(text, "pairs >>>", "<<<")
+    return json.dumps({"results": [int(p["first"].split()[-1] != p["second"].split()[-1]) for p in pairs]})
+
+
+def test_open_judge_uses_the_template_files_and_records_their_hash(run_eval, benchmark, tmp_path: Path) -> None:
+    files = {"match": MATCH, "flip": FLIP, "system": SYSTEM}
+    for name, text in files.items():
+        (tmp_path / f"{name}.txt").write_text(text, encoding="utf-8")
+    sets = {f"eval.prompt_files.{name}": str(tmp_path / f"{name}.txt") for name in files}
+    with FakeOpenAIServer(my_judge) as server:
+        custom = run_eval(server, *benchmark, **sets)
+    with FakeOpenAIServer(make_responder()) as server_builtin:
+        built_in = run_eval(server_builtin, *benchmark)
+
+    assert all(r.messages[0]["content"] == SYSTEM for r in server.requests)
+    match_req = next(r for r in server.requests if r.model == "judge-model")
+    assert "Experts >>>" in match_req.text and '{ "matches": [ { "gt_key": "0", "pred_key": null } ] }' in match_req.text
+    assert "a person performs a squat" in match_req.text
+    # same judge semantics in other words: the same outcome for every ground-truth difference
+    assert [r.outcome for r in custom.records] == [r.outcome for r in built_in.records]
+    assert custom.prompt_version == "custom" and built_in.prompt_version == "viddiff-eval-2"
+    expected = judge_templates({name: str(tmp_path / f"{name}.txt") for name in files})
+    assert custom.prompt_sha256 == expected.sha256 != built_in.prompt_sha256 == judge_templates().sha256
+    out = tmp_path / "report"  # metrics.json: the summary carries hash and sources next to the version
+    write_report(out, custom, cfg=Config(), dataset_source="fixture", dataset_revision=None)
+    summary = json.loads((out / "metrics.json").read_text())
+    assert summary["prompt_sha256"] == expected.sha256 and summary["prompt_version"] == "custom"
+    assert summary["prompt_sources"]["match"] == str(tmp_path / "match.txt")

@@ -19,7 +19,7 @@ from viddiff.config import Config
 from viddiff.data.viddiffbench import Dataset
 from viddiff.eval import evaluate_dataset, format_table, write_report
 from viddiff.eval.vidic import VidicMetrics, evaluate_vidic
-from viddiff.eval.vidic_prompts import PROMPT_VERSION
+from viddiff.eval.vidic_prompts import PROMPT_VERSION, vidic_templates
 from viddiff.schema import ChecklistItem, Sample, VideoRef
 from viddiff.testing.fake_openai import ChatRequest, FakeOpenAIServer
 from viddiff.testing.responders import ScriptedModel
@@ -365,3 +365,39 @@ def test_cli_eval_on_synthetic_vidic(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert summary["dataset"]["source"].endswith("checklist.json")
     printed = capsys.readouterr().out
     assert printed.startswith("ViDiC-1K checklist accuracy") and f"{100 * correct / len(rows):.1f}" in printed
+
+
+# ---------------------------------------------------------------- user templates (vidic.prompt_files)
+
+
+def test_vidic_judge_uses_the_template_file_and_records_its_hash(dataset, responses, make_cfg, tmp_path) -> None:
+    judge = tmp_path / "judge.txt"
+    judge.write_text("TEXT<<{description}>> ASK<<{question}>> KIND<<{kind}>>", encoding="utf-8")
+
+    def answer(req: ChatRequest) -> str:
+        question = re.search(r"ASK<<(.*?)>>", req.text).group(1)
+        return json.dumps({"answer": ANSWERS[question], "explanation": "from the table"})
+
+    with FakeOpenAIServer(answer) as server:
+        cfg = make_cfg(server, f"vidic.prompt_files.judge={judge}")
+        metrics = evaluate_dataset(dataset, responses, "describe", cfg)
+    assert server.requests and all(r.messages[1]["content"].startswith("TEXT<<") for r in server.requests)
+    assert metrics.prompt_version == "custom"
+    assert metrics.prompt_sha256 == vidic_templates({"judge": str(judge)}).sha256 != vidic_templates().sha256
+    write_report(tmp_path / "out", metrics, cfg=cfg, dataset_source="fixture", dataset_revision=None)
+    summary = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert summary["prompt_sha256"] == metrics.prompt_sha256 and summary["prompt_sources"]["judge"] == str(judge)
+
+
+def test_judge_is_told_the_kind_of_an_item_never_the_answer_to_expect() -> None:
+    from viddiff.eval.vidic_prompts import judge_prompt
+
+    similarity = judge_prompt("In video A the dog runs left.", "Does the dog run in the same direction?", "similarity")
+    difference = judge_prompt("In video A the dog runs left.", "Does the dog run in the same direction?", "difference")
+    # the two prompts differ only in the kind's name: nothing hints at "same" for similarity items
+    changed = {w for w in set(similarity.split()) ^ set(difference.split())}
+    assert changed <= {"(similarity):", "(difference):", "similarity", "difference"}
+    assert "expected" not in similarity.lower()
+    # vague statements do not earn a difference item: the detail asked about must be given
+    assert "specific detail the question asks about" in similarity
+    assert "gist" not in similarity and "less specific" not in similarity

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from viddiff.localizer.keyframes import select_keyframes
+from viddiff.localizer.keyframes import random_keyframes, select_keyframes
 
 
 @st.composite
@@ -117,3 +118,42 @@ def test_shared_last_frame_when_stages_outnumber_frames():
 def test_rejects_invalid_input(spans, linked, num_frames, n_total):
     with pytest.raises(ValueError):
         select_keyframes(spans, linked, num_frames, n_frames=3, fps=4.0, frame_sep_s=0.35, n_total=n_total)
+
+
+# ---------------------------------------------------------------- the paper's random ablation
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    n_total=st.integers(1, 300),
+    n_frames=st.integers(1, 6),
+    fps=st.sampled_from([1.0, 2.0, 4.0, 6.0, 8.0, 30.0]),
+    num_frames=st.sampled_from(["1", "gt_1"]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_random_keyframes_have_the_count_and_spacing_of_the_localised_ones(n_total, n_frames, fps, num_frames, seed):
+    rng = np.random.default_rng(seed)
+    kwargs = dict(n_frames=n_frames, fps=fps, frame_sep_s=0.35, n_total=n_total)
+    drawn = random_keyframes(num_frames, rng=rng, **kwargs)
+    localised = select_keyframes([(0, n_total)], [0], num_frames, **kwargs)
+    assert drawn == sorted(set(drawn)) and all(0 <= p < n_total for p in drawn)
+    assert len(drawn) == len(localised)
+    assert np.diff(drawn).tolist() == np.diff(localised).tolist()  # same spacing, another place
+
+
+def test_random_keyframes_cover_every_admissible_start_uniformly():
+    rng = np.random.default_rng(0)
+    starts = [random_keyframes("gt_1", n_frames=3, fps=10.0, frame_sep_s=0.3, n_total=20, rng=rng)[0] for _ in range(4000)]
+    # step 3, width 6: the first frame is uniform over 0..13 (the release draws the middle over 3..16)
+    counts = np.bincount(starts, minlength=14)
+    assert len(counts) == 14 and counts.min() > 200
+    singles = [random_keyframes("1", n_frames=3, fps=10.0, frame_sep_s=0.3, n_total=20, rng=rng)[0] for _ in range(2000)]
+    assert set(singles) == set(range(20))
+
+
+def test_random_keyframes_reject_bad_input():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="n_total"):
+        random_keyframes("1", n_frames=3, fps=4.0, frame_sep_s=0.35, n_total=0, rng=rng)
+    with pytest.raises(ValueError, match="num_frames"):
+        random_keyframes("2", n_frames=3, fps=4.0, frame_sep_s=0.35, n_total=10, rng=rng)

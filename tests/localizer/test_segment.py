@@ -8,7 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from viddiff.errors import DatasetError
-from viddiff.localizer.segment import segment_argmax, segment_from_boundaries, segment_random, segment_uniform
+from viddiff.localizer.segment import (
+    segment_argmax,
+    segment_best_window,
+    segment_from_boundaries,
+    segment_random,
+    segment_uniform,
+)
 
 SIZES = st.tuples(st.integers(1, 60), st.integers(1, 8))
 
@@ -98,3 +104,37 @@ def test_oracle_rejects_inconsistent_annotations(starts, end, n_stages):
 def test_counts_must_be_positive(n_frames, n_stages):
     with pytest.raises(ValueError):
         segment_uniform(n_frames, n_stages)
+
+
+# ---------------------------------------------------------------- the paper's no-Viterbi ablation
+
+
+@settings(max_examples=200, deadline=None)
+@given(SIZES, st.integers(0, 2**32 - 1))
+def test_best_window_spans_are_inside_the_video_and_never_empty(sizes, seed):
+    n_frames, n_stages = sizes
+    scores = np.random.default_rng(seed).random((n_stages, n_frames))
+    spans = segment_best_window(scores)
+    length = int(1.3 * n_frames / n_stages)
+    length += 1 - length % 2
+    assert len(spans) == n_stages
+    for start, end in spans:
+        assert 0 <= start < end <= n_frames
+        assert end - start == min(length, n_frames)  # odd windows of ~1.3 T/K frames, cut to the video
+
+
+def test_best_window_is_centred_on_the_best_match_and_ignores_order():
+    t = np.arange(60)
+    bump = lambda centre: np.exp(-((t - centre) ** 2) / (2 * 6.0**2))  # noqa: E731
+    scores = np.stack([bump(30), bump(45), bump(10)])  # stage 2 matches first: nothing reorders the stages
+    # window int(1.3 * 60 / 3) = 26 -> 27 frames (odd), half 13; a centre nearer the end than 13 is moved in
+    assert segment_best_window(scores) == [(17, 44), (32, 59), (0, 27)]
+    ramps = np.stack([np.linspace(0, 1, 40), np.linspace(1, 0, 40)])
+    assert segment_best_window(ramps) == [(13, 40), (0, 27)]  # best at the very ends: moved inside
+
+
+def test_best_window_rejects_bad_input():
+    with pytest.raises(ValueError, match="non-empty"):
+        segment_best_window(np.zeros((0, 5)))
+    with pytest.raises(ValueError, match="growth"):
+        segment_best_window(np.zeros((1, 5)), growth=0)

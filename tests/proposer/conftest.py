@@ -144,7 +144,7 @@ class Harness:
             default=EndpointConfig(base_url=self.server.base_url, api_key_env="VIDDIFF_TEST_KEY"), backoff_base_s=0.01
         )
         client = ChatClient(endpoints, cache=None)
-        proposer = Proposer(client, cfg or ProposerConfig(model="fake-model"))
+        proposer = Proposer(client, cfg or ProposerConfig(model="fake-model", n_retrieval_keys=3))
 
         async def main() -> Proposal:
             try:

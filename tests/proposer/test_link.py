@@ -8,7 +8,7 @@ from viddiff.config import EndpointsConfig, ProposerConfig
 from viddiff.schema import Difference, Proposal
 
 MAX_ATTEMPTS = EndpointsConfig().max_reasks + 1
-NO_REFINE = ProposerConfig(model="fake-model", refine_retrieval_strings=False)
+NO_REFINE = ProposerConfig(model="fake-model", n_retrieval_keys=3, refine_retrieval_strings=False)
 GIVEN = [
     Difference(key="0", name="depth", description="the squat is deeper"),
     Difference(key="1", name="speed", description="the ascent is faster"),
@@ -66,7 +66,7 @@ def test_the_threshold_decides_what_is_repaired(harness, threshold: float, expec
     # "stage three (ascent)" is about 0.71 similar to "stage three".
     links = {"links": [_link("stage one", "0", "1", "2"), _link("stage three (ascent)", "3")]}
     harness.script(links=[links])
-    cfg = ProposerConfig(model="fake-model", refine_retrieval_strings=False, fuzzy_match_threshold=threshold)
+    cfg = ProposerConfig(model="fake-model", n_retrieval_keys=3, refine_retrieval_strings=False, fuzzy_match_threshold=threshold)
     proposal = harness.propose(differences=GIVEN, cfg=cfg)
 
     assert proposal.links["3"] == expected
@@ -108,10 +108,11 @@ def test_linking_that_stays_invalid_falls_back_for_every_difference(harness) -> 
     assert sum("linked to no stage" in n for n in proposal.notes) == 4
 
 
-def test_middle_stage_of_an_even_count_is_the_earlier_one(harness, stages: list[dict]) -> None:
+def test_middle_stage_of_an_even_count_is_the_later_one_as_released(harness, stages: list[dict]) -> None:
+    # the authors' proposer assigns unlinked differences to stage n_stages // 2
     harness.script(stages=[{"stages": stages[:2]}], links=[{"links": []}])
     proposal = harness.propose(differences=GIVEN[:1], cfg=NO_REFINE)
-    assert proposal.links == {"0": [0]}
+    assert proposal.links == {"0": [1]}
     assert len(proposal.stages) == 2
 
 

@@ -17,7 +17,7 @@ def test_stages_are_stripped_and_deduplicated(harness, stages: list[dict]) -> No
     stages[0]["name"] = "  stage one \n"
     stages[1]["retrieval_strings"] = ["  A photo of a person with knees bent ", "", *stages[1]["retrieval_strings"]]
     harness.script(stages=[{"stages": stages}])
-    proposal = harness.propose(n_differences=2, cfg=ProposerConfig(model="fake-model", refine_retrieval_strings=False))
+    proposal = harness.propose(n_differences=2, cfg=ProposerConfig(model="fake-model", n_retrieval_keys=3, refine_retrieval_strings=False))
 
     assert [s.name for s in proposal.stages] == ["stage one", "stage two", "stage three"]
     assert [s.description for s in proposal.stages] == ["setup", "descent", "ascent"]
@@ -41,7 +41,7 @@ def test_invalid_stages_are_reasked(harness, stages: list[dict], problem: str) -
         bad[1] = {**bad[1], "name": "Stage_One"}
         reason = "stage names must be distinct"
     harness.script(stages=[{"stages": bad}, {"stages": stages}])
-    proposal = harness.propose(n_differences=2, cfg=ProposerConfig(model="fake-model", max_stages=3))
+    proposal = harness.propose(n_differences=2, cfg=ProposerConfig(model="fake-model", n_retrieval_keys=3, max_stages=3))
 
     first, second = harness.of("stages")
     assert reason in second.text
@@ -115,6 +115,6 @@ def test_refinement_that_stays_invalid_keeps_unrefined_stages(harness, stages: l
 
 
 def test_no_refine_call_when_disabled(harness) -> None:
-    proposal = harness.propose(n_differences=2, cfg=ProposerConfig(model="fake-model", refine_retrieval_strings=False))
+    proposal = harness.propose(n_differences=2, cfg=ProposerConfig(model="fake-model", n_retrieval_keys=3, refine_retrieval_strings=False))
     assert harness.kinds() == ["differences", "stages", "links"]
     assert [s.retrieval_strings for s in proposal.stages] == _strings(harness.STAGES)

@@ -16,7 +16,7 @@ from viddiff import video as video_module
 from viddiff.api import MAX_DIFFERENCES
 from viddiff.backends.clip import ClipEmbedder
 from viddiff.cli import main
-from viddiff.config import Config, load_config
+from viddiff.config import Config, ProposerConfig, load_config
 from viddiff.errors import ViddiffError
 from viddiff.testing.fake_openai import FaultPlan
 
@@ -190,7 +190,8 @@ def test_api_limits_differences(media, offline_cfg):
 
 @pytest.mark.parametrize(
     "fault, needles",
-    [("401", ("OPENAI_API_KEY", "HTTP 401")), ("404", ("gpt-4o-2024-08-06", "HTTP 404", "http://127.0.0.1:"))],
+    # the first request is the proposer's, so a 404 names the proposer's model
+    [("401", ("OPENAI_API_KEY", "HTTP 401")), ("404", (ProposerConfig().model, "HTTP 404", "http://127.0.0.1:"))],
 )
 def test_compare_refused_by_endpoint_stops_at_once(fault, needles, media, fake_server, capsys):
     with fake_server(faults=FaultPlan(rate=1.0, kinds=(fault,))) as (server, sets):

@@ -22,6 +22,7 @@ from viddiff.cache import Cache, open_cache
 from viddiff.config import BaselineConfig, Config, config_from_args, resolve_mode
 from viddiff.errors import InvalidAnswerError
 from viddiff.schema import Mode, Prediction, Sample, SampleResult
+from viddiff.statements import statement_text
 from viddiff.video import VideoFrames, read_pair
 
 STAGE = "baseline"
@@ -91,13 +92,14 @@ class LMMBaseline:
         )
 
     async def load_videos(self, sample: Sample) -> tuple[VideoFrames, VideoFrames]:
-        """Both videos at the domain's inference fps (paper: fitness 4, ballsports 5, diving 6, music/surgery 2).
+        """Both videos at the baselines' own inference fps (``baseline.fps_by_domain``; released: fitness 4,
+        ballsports 5, diving 6, music 1, surgery 1), ``data.default_fps`` for other domains.
 
         Frames are decoded no larger than they will be sent (``baseline.image.max_side``),
         which bounds memory when up to ``max_images`` frames per sample are held.
         """
         data = self.config.data
-        fps = data.fps_for(sample.domain)
+        fps = self.config.baseline.fps_by_domain.get(sample.domain, data.default_fps)
         sides = [s for s in (data.max_side, self.config.baseline.image.max_side) if s is not None]
         max_side = min(sides) if sides else None
         return await read_pair(sample.videos, fps, max_side, data.video_backend)
@@ -152,7 +154,7 @@ class LMMBaseline:
         if not diffs:
             notes.append("no a/b-labelled differences: nothing to ask")
             return []
-        statements = {d.key: d.description for d in diffs}
+        statements = {d.key: statement_text(d, self.config.baseline.statement) for d in diffs}
         text = prompts.closed_prompt(sample.action_description, layout, statements)
         schema = closed_answer_model(list(statements))
         messages = await asyncio.to_thread(self._messages, text, sent)

@@ -251,15 +251,6 @@ def _n_differences(r: _Row, action: str) -> int:
     return value
 
 
-def _sample_hash(r: _Row) -> Optional[str]:
-    value = r.row.get("sample_hash")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        r.fail("sample_hash", f"expected a string or an integer, got {_short(repr(value))}")
-    return r.capped("sample_hash", str(value))
-
-
 def _differences(r: _Row) -> dict[str, Difference]:
     out: dict[str, Difference] = {}
     for key, entry in r.mapping("differences_annotated").items():
@@ -339,6 +330,20 @@ def _retrieval_frames(r: _Row, videos: Any) -> Optional[RetrievalFrames]:
     except UnknownFormat as exc:
         r.context.unreadable_retrieval.append(f"{r.where}: {exc}")
         return None
+
+
+def _sample_hash(r: _Row) -> Optional[int]:
+    """The optional ``sample_hash`` (an integer; the per-sample proposer seed offset)."""
+    value = r.row.get("sample_hash")
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        r.fail("sample_hash", f"expected an integer, got {_short(repr(value))}")
+    return value
 
 
 def _short(text: str, limit: int = 80) -> str:

@@ -15,6 +15,7 @@ from viddiff.config import DifferencerConfig
 from viddiff.differencer import prompts
 from viddiff.errors import InvalidAnswerError, ViddiffError
 from viddiff.schema import Difference, Letter, Prediction
+from viddiff.statements import statement_text
 
 log = logging.getLogger(__name__)
 STAGE = "differencer"
@@ -65,7 +66,7 @@ class Differencer:
                 f"difference {difference.key!r}: need at least one frame of each video, "
                 f"got {len(frames_a)} of A and {len(frames_b)} of B"
             )
-        statement = difference.query_string or difference.description
+        statement = statement_text(difference, self.cfg.statement)
         text = prompts.build_prompt(
             action=action,
             statement=statement,

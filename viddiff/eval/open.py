@@ -35,9 +35,10 @@ from viddiff.config import EvalConfig
 from viddiff.errors import InvalidAnswerError, PredictionFormatError
 from viddiff.eval.groups import ActionRow, DifferenceRow, RecordBase, by_action, by_difference, by_split, key_order
 from viddiff.eval.matching import MatchCheck, check_matching, flip_problem, parse_match_answer
-from viddiff.eval.prompts import JUDGE_SYSTEM, PROMPT_VERSION, FlipAnswer, MatchAnswer, flip_prompt, match_prompt
+from viddiff.eval.prompts import PROMPT_VERSION, FlipAnswer, MatchAnswer, flip_prompt, judge_templates, match_prompt
 from viddiff.eval.stats import mean_of, rate
 from viddiff.schema import Sample, StageUsage
+from viddiff.templates import BUILT_IN, TemplateSet
 
 MATCH_STAGE = "eval_match"
 FLIP_STAGE = "eval_flip"
@@ -123,6 +124,11 @@ class OpenMetrics(BaseModel):
     judge_model: str
     flip_model: str
     prompt_version: str = PROMPT_VERSION
+    """The built-in prompts' version, or ``custom`` when any template came from ``eval.prompt_files``."""
+    prompt_sha256: str = ""
+    """Hash of the judge template texts used (system, match, flip)."""
+    prompt_sources: dict[str, str] = Field(default_factory=dict)
+    """Per template: ``built-in`` or the file it was read from."""
     judge_issues: list[JudgeIssue] = Field(default_factory=list)
     truncations: list[Truncation] = Field(default_factory=list)
     usage: dict[str, StageUsage] = Field(default_factory=dict)
@@ -164,12 +170,13 @@ async def score_open(samples: list[Sample], predictions: list[dict], client: Cha
     if len(predictions) != len(samples):
         raise PredictionFormatError(f"{len(predictions)} prediction items for {len(samples)} samples")
     kept, truncations = enforce_n_diff(samples, predictions, cfg.n_diff_policy)
+    templates = judge_templates(cfg.prompt_files.model_dump())
     judge = ChatClient(
         client.endpoints.model_copy(update={"max_reasks": cfg.max_reasks}),
         cache=client.cache,
         cache_nonzero_temperature=client.cache_nonzero_temperature,
     )
-    scorer = _SampleScorer(judge, cfg, meter=client.usage)
+    scorer = _SampleScorer(judge, cfg, templates, meter=client.usage)
     try:
         results = await asyncio.gather(*(scorer.score(i, s, p) for i, (s, p) in enumerate(zip(samples, kept))))
     finally:
@@ -199,6 +206,9 @@ async def score_open(samples: list[Sample], predictions: list[dict], client: Cha
         unmatched_predictions=n_predictions - matched_pred,
         judge_model=cfg.judge.model,
         flip_model=cfg.flip.model,
+        prompt_version=PROMPT_VERSION if set(templates.sources.values()) == {BUILT_IN} else "custom",
+        prompt_sha256=templates.sha256,
+        prompt_sources=templates.sources,
         judge_issues=issues,
         truncations=truncations,
         usage=judge.usage.by_stage(),
@@ -209,9 +219,11 @@ async def score_open(samples: list[Sample], predictions: list[dict], client: Cha
 class _SampleScorer:
     """Judge calls for one sample at a time; holds only the shared client and config."""
 
-    def __init__(self, client: ChatClient, cfg: EvalConfig, meter: UsageMeter) -> None:
+    def __init__(self, client: ChatClient, cfg: EvalConfig, templates: TemplateSet, meter: UsageMeter) -> None:
         self.client = client
         self.cfg = cfg
+        self.templates = templates
+        self.system = templates["system"].render()
         self.meter = meter
 
     async def score(self, index: int, sample: Sample, pred: dict) -> tuple[list[OpenRecord], list[JudgeIssue]]:
@@ -233,6 +245,7 @@ class _SampleScorer:
             sample.action_description or sample.action_name,
             {k: sample.differences[k].description for k in gt_keys},
             {k: pred[k]["description"] for k in pred_keys},
+            self.templates,
         )
 
         def validate(answer: MatchAnswer) -> None:
@@ -243,7 +256,7 @@ class _SampleScorer:
         try:
             answer = await self.client.complete_json(
                 self.cfg.judge,
-                [system_message(JUDGE_SYSTEM), user_message(prompt)],
+                [system_message(self.system), user_message(prompt)],
                 MatchAnswer,
                 stage=MATCH_STAGE,
                 validate=validate,
@@ -288,7 +301,7 @@ class _SampleScorer:
         try:
             answer = await self.client.complete_json(
                 self.cfg.flip,
-                [system_message(JUDGE_SYSTEM), user_message(flip_prompt(pairs))],
+                [system_message(self.system), user_message(flip_prompt(pairs, self.templates))],
                 FlipAnswer,
                 stage=FLIP_STAGE,
                 validate=validate,

@@ -1,11 +1,15 @@
-"""Judge prompts for open-mode evaluation (after the paper's appendix F.2).
+"""Judge prompts for open-mode evaluation: the official protocol's semantics, in this project's words.
 
-Two prompts: *matching* pairs each ground-truth difference with at most one
-predicted difference describing the same visual property; *flip* says, per
-matched pair, whether the two statements agree (0) or are opposites (1).
-``PROMPT_VERSION`` is recorded in ``metrics.json`` and must change whenever
-the wording or answer format changes, since numbers from different prompts
-are not comparable.
+Inputs as in the official protocol: the action description, and the ground-truth and predicted
+differences, each as key -> description. *Matching* pairs every ground-truth difference with at most one
+predicted difference about the same visual property (or none); a prediction phrased as the opposite of a
+ground truth still matches, and the *flip* check then says, per matched pair, whether the two statements
+agree (0) or are direct opposites (1); a difference only in degree is not an opposite.
+
+The texts are templates (``viddiff.templates``): ``eval.prompt_files`` replaces any of them with a user's
+file, e.g. the authors' published wording. ``PROMPT_VERSION`` names the built-in texts and must change
+whenever they or the answer format change; the hash of the texts actually used is recorded in
+``metrics.json`` either way, since numbers from different judge prompts are not comparable.
 """
 
 from __future__ import annotations
@@ -15,14 +19,17 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict
 
-PROMPT_VERSION = "viddiff-eval-1"
+from viddiff.templates import TemplateSet, load_templates
+
+PROMPT_VERSION = "viddiff-eval-2"
+FAMILY = "open_judge"
 
 JUDGE_SYSTEM = (
     "You grade a system that describes how two videos of the same action differ. "
     "You compare statements carefully and literally, and you answer only in JSON."
 )
 
-_MATCH_TEMPLATE = """\
+MATCH_TEMPLATE = """\
 Action: {action}
 
 Below are two numbered collections of statements about how one performance of this action differs from another.
@@ -35,9 +42,10 @@ P (predicted):
 {pred}
 
 For each ground-truth difference in G, choose the predicted difference in P that describes the same visual \
-property of the action: the same body part, movement or quality being compared. A predicted statement phrased \
-as the opposite of the ground truth still describes the same property and is a match (for example "the stance \
-is wider" and "the stance is narrower"). If no predicted difference describes that property, answer null.
+property of the action: the same body part, movement or quality being compared, however it is worded. A \
+predicted statement phrased as the opposite of the ground truth still describes the same property and is a \
+match (for example "the stance is wider" and "the stance is narrower"). If no predicted difference describes \
+that property, answer null.
 
 Rules:
 - Give exactly one entry for every key of G: {gt_keys}.
@@ -45,20 +53,29 @@ Rules:
 differences could take the same predicted difference, give it to the closest one and answer null for the others.
 - A statement about a related but different property is not a match.
 
-Answer with a JSON object {{"matches": [{{"gt_key": "<key of G>", "pred_key": "<key of P, or null>"}}, ...]}} \
+Answer with a JSON object {"matches": [{"gt_key": "<key of G>", "pred_key": "<key of P, or null>"}, ...]} \
 with one entry per key of G, in the order of G."""
 
-_FLIP_TEMPLATE = """\
+FLIP_TEMPLATE = """\
 Each item below is a pair of statements about how two videos of the same action differ. \
 Both statements of a pair describe the same property of the action.
 
 For each pair, answer 0 if the two statements say the same thing (both would be true of the same video), \
-or 1 if one states the opposite of the other (for example "the stance is wider" and "the stance is narrower").
+or 1 if one states the direct opposite of the other (for example "the stance is wider" and "the stance is \
+narrower"). Statements that differ only in degree or detail are not opposites: "the stance is much wider" \
+and "the stance is slightly wider" are 0.
 
 Pairs:
 {pairs}
 
-Answer with a JSON object {{"results": [0 or 1, ...]}} with exactly {n} numbers, one per pair, in the order given."""
+Answer with a JSON object {"results": [0 or 1, ...]} with exactly {n} numbers, one per pair, in the order given."""
+
+BUILT_IN = {"system": JUDGE_SYSTEM, "match": MATCH_TEMPLATE, "flip": FLIP_TEMPLATE}
+
+
+def judge_templates(files: Optional[dict[str, Optional[str]]] = None) -> TemplateSet:
+    """The judge templates to use: the user's files (``eval.prompt_files``) where given, else the built-in ones."""
+    return load_templates(FAMILY, files or {}, BUILT_IN)
 
 
 class MatchItem(BaseModel):
@@ -88,9 +105,9 @@ def _keys(keys: list[str]) -> str:
     return ", ".join(json.dumps(k) for k in keys) or "(none)"
 
 
-def match_prompt(action: str, gt: dict[str, str], pred: dict[str, str]) -> str:
+def match_prompt(action: str, gt: dict[str, str], pred: dict[str, str], templates: Optional[TemplateSet] = None) -> str:
     """Matching request; descriptions are JSON-encoded so quotes in them cannot break the layout."""
-    return _MATCH_TEMPLATE.format(
+    return (templates or judge_templates())["match"].render(
         action=action,
         gt=json.dumps(gt, indent=1, ensure_ascii=False),
         pred=json.dumps(pred, indent=1, ensure_ascii=False),
@@ -99,7 +116,9 @@ def match_prompt(action: str, gt: dict[str, str], pred: dict[str, str]) -> str:
     )
 
 
-def flip_prompt(pairs: list[tuple[str, str]]) -> str:
+def flip_prompt(pairs: list[tuple[str, str]], templates: Optional[TemplateSet] = None) -> str:
     """Opposite-check request for a batch of (ground truth, predicted) statements."""
     items = [{"pair": i, "first": gt, "second": pred} for i, (gt, pred) in enumerate(pairs)]
-    return _FLIP_TEMPLATE.format(pairs=json.dumps(items, indent=1, ensure_ascii=False), n=len(pairs))
+    return (templates or judge_templates())["flip"].render(
+        pairs=json.dumps(items, indent=1, ensure_ascii=False), n=str(len(pairs))
+    )

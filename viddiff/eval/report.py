@@ -90,6 +90,8 @@ def metrics_summary(
         "judge": cfg.eval.judge.model_dump(mode="json", exclude={"endpoint"}) if is_open else None,
         "flip": cfg.eval.flip.model_dump(mode="json", exclude={"endpoint"}) if is_open else None,
         "prompt_version": metrics.prompt_version if is_open else None,
+        "prompt_sha256": metrics.prompt_sha256 if is_open else None,
+        "prompt_sources": metrics.prompt_sources if is_open else None,
         "eval_settings": (
             {"flip_batch_size": cfg.eval.flip_batch_size, "n_diff_policy": cfg.eval.n_diff_policy, "max_reasks": cfg.eval.max_reasks}
             if is_open
@@ -218,7 +220,8 @@ def format_markdown(metrics: BenchMetrics, summary: dict[str, Any]) -> str:
     ]
     if isinstance(metrics, OpenMetrics):
         lines.append(
-            f"- judge: {metrics.judge_model}; flip check: {metrics.flip_model}; prompt version: {metrics.prompt_version}"
+            f"- judge: {metrics.judge_model}; flip check: {metrics.flip_model}; prompt version: {metrics.prompt_version} "
+            f"(templates sha256 {metrics.prompt_sha256[:12]})"
         )
     lines += ["", f"## {_title(metrics)}", "", md_table(*_split_rows(metrics)), ""]
     lines += [f"{note}" for note in _notes(metrics)]

@@ -34,9 +34,10 @@ from viddiff.config import Config, ModelCallConfig
 from viddiff.errors import InvalidAnswerError
 from viddiff.eval.runner import run_judged
 from viddiff.eval.stats import accuracy
-from viddiff.eval.vidic_prompts import JUDGE_SYSTEM, PROMPT_VERSION, VidicJudgeAnswer, judge_prompt
+from viddiff.eval.vidic_prompts import PROMPT_VERSION, VidicJudgeAnswer, judge_prompt, vidic_templates
 from viddiff.eval.vidic_responses import Responses, load_responses
 from viddiff.schema import ChecklistItem, ChecklistKind, Sample, StageUsage
+from viddiff.templates import BUILT_IN, TemplateSet
 
 if TYPE_CHECKING:
     from viddiff.data.viddiffbench import Dataset
@@ -146,6 +147,10 @@ class VidicMetrics(BaseModel):
     """Pairs with an empty or missing response: not judged, every item wrong."""
     judge_model: str
     prompt_version: str = PROMPT_VERSION
+    """The built-in prompts' version, or ``custom`` when any template came from ``vidic.prompt_files``."""
+    prompt_sha256: str = ""
+    """Hash of the judge template texts used (system, judge)."""
+    prompt_sources: dict[str, str] = Field(default_factory=dict)
     judge_failures: list[JudgeFailure] = Field(default_factory=list)
     usage: dict[str, StageUsage] = Field(default_factory=dict)
     records: list[VidicRecord]
@@ -183,7 +188,8 @@ async def score_vidic(dataset: "Dataset", responses: Responses, client: ChatClie
         for item in dataset.checklists.get(sample.sample_key, [])
     ]
     bar = tqdm(total=sum(1 for *_, text in jobs if text), desc="judging checklist", unit="item", disable=None)
-    item_judge = _ItemJudge(judge, cfg.vidic.judge, meter=client.usage, bar=bar)
+    templates = vidic_templates(cfg.vidic.prompt_files.model_dump())
+    item_judge = _ItemJudge(judge, cfg.vidic.judge, templates, meter=client.usage, bar=bar)
     try:
         outcomes = await asyncio.gather(*(item_judge.judge(item, text) for _, _, item, text in jobs))
     finally:
@@ -208,6 +214,9 @@ async def score_vidic(dataset: "Dataset", responses: Responses, client: ChatClie
         n_items=len(records),
         empty_responses=[s.sample_key for s in dataset if not responses.get(s.sample_key, "").strip()],
         judge_model=cfg.vidic.judge.model,
+        prompt_version=PROMPT_VERSION if set(templates.sources.values()) == {BUILT_IN} else "custom",
+        prompt_sha256=templates.sha256,
+        prompt_sources=templates.sources,
         judge_failures=failures,
         usage=judge.usage.by_stage(),
         records=records,
@@ -219,18 +228,23 @@ Outcome = Union[VidicJudgeAnswer, str, None]
 
 
 class _ItemJudge:
-    """Asks the judge about one checklist item; holds only the shared client, model and progress bar."""
+    """Asks the judge about one checklist item; holds only the shared client, model, templates and progress bar."""
 
-    def __init__(self, client: ChatClient, call: ModelCallConfig, meter: UsageMeter, bar: tqdm) -> None:
+    def __init__(
+        self, client: ChatClient, call: ModelCallConfig, templates: TemplateSet, meter: UsageMeter, bar: tqdm
+    ) -> None:
         self.client = client
         self.call = call
+        self.templates = templates
+        self.system = templates["system"].render()
         self.meter = meter
         self.bar = bar
 
     async def judge(self, item: ChecklistItem, text: str) -> Outcome:
         if not text:
             return None
-        messages = [system_message(JUDGE_SYSTEM), user_message(judge_prompt(text, item.question, item.kind))]
+        prompt = judge_prompt(text, item.question, item.kind, self.templates)
+        messages = [system_message(self.system), user_message(prompt)]
         try:
             return await self.client.complete_json(self.call, messages, VidicJudgeAnswer, stage=JUDGE_STAGE, meter=self.meter)
         except InvalidAnswerError as exc:

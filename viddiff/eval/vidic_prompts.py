@@ -4,36 +4,41 @@ The judge never sees the videos: a checklist item is credited only when the
 description itself says (or clearly implies) the right thing. The rules
 follow the ViDiC-1K protocol: default to "the same" unless a difference is
 stated; accept a difference only on explicit content or reasonable
-inference; judge broad wording by its main idea. As in the reference judge,
-the prompt says whether the item checks a similarity or a difference, since
-the questions are phrased differently for the two kinds.
+inference. The judge is told whether an item is a similarity or a difference
+item (the two kinds are phrased differently) but never which answer to
+expect, and a loosely worded statement earns a difference item only if it
+gives the specific detail the question asks about.
 
-``PROMPT_VERSION`` is recorded in ``metrics.json`` and must change whenever
-the wording or the answer format changes: scores from different judge
-prompts are not comparable.
+The texts are templates (``viddiff.templates``): ``vidic.prompt_files``
+replaces them with a user's files. ``PROMPT_VERSION`` names the built-in
+texts and must change whenever they or the answer format change; the hash of
+the texts actually used is recorded in ``metrics.json``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from viddiff.schema import ChecklistKind
+from viddiff.templates import TemplateSet, load_templates
 
-PROMPT_VERSION = "vidic-judge-1"
+PROMPT_VERSION = "vidic-judge-2"
+FAMILY = "vidic_judge"
 
 JUDGE_SYSTEM = (
     "You grade written comparisons of two videos. You have not seen the videos and must not guess what they "
     "show: you judge only from the text you are given, and you answer only in JSON."
 )
 
-_KIND_NOTE: dict[str, str] = {
-    "similarity": "This question checks an aspect in which the two videos are expected to be the same.",
-    "difference": "This question checks an aspect in which the two videos may differ.",
+KIND_NOTES: dict[str, str] = {
+    "similarity": "It is a similarity item of the checklist.",
+    "difference": "It is a difference item of the checklist.",
 }
+"""What the judge is told about an item's kind: the kind only, never the answer it should expect."""
 
-_TEMPLATE = """\
+JUDGE_TEMPLATE = """\
 A system watched two videos, Video A and Video B, and wrote the description below of how they are alike \
 and how they differ.
 
@@ -41,7 +46,7 @@ and how they differ.
 {description}
 </description>
 
-Checklist question ({kind}): {note}
+Checklist question ({kind}): {kind_note}
 <question>
 {question}
 </question>
@@ -51,11 +56,19 @@ Answer the question with "yes" or "no" using only what the description says, by 
 the two videos count as the same in that aspect.
 2. Accept a difference only when the description states it explicitly, or when it follows from what is stated \
 by reasonable inference. Do not invent details the description does not give.
-3. Judge broad or loosely worded statements by their main idea: a statement that captures the gist of the \
-difference counts, even if it is less specific or worded differently than the question.
+3. Wording may differ from the question's, but the content must not be vaguer: a statement supports a \
+difference only if it gives the specific detail the question asks about (which way, what, where). A remark \
+that the videos differ in that aspect without that detail does not.
 
-Answer with a JSON object {{"answer": "yes" or "no", "explanation": "<one or two sentences naming the part \
-of the description you relied on, or saying that it states nothing about this aspect>"}}."""
+Answer with a JSON object {"answer": "yes" or "no", "explanation": "<one or two sentences naming the part \
+of the description you relied on, or saying that it states nothing about this aspect>"}."""
+
+BUILT_IN = {"system": JUDGE_SYSTEM, "judge": JUDGE_TEMPLATE}
+
+
+def vidic_templates(files: Optional[dict[str, Optional[str]]] = None) -> TemplateSet:
+    """The judge templates to use: the user's files (``vidic.prompt_files``) where given, else the built-in ones."""
+    return load_templates(FAMILY, files or {}, BUILT_IN)
 
 
 class VidicJudgeAnswer(BaseModel):
@@ -72,6 +85,8 @@ class VidicJudgeAnswer(BaseModel):
         return value.strip().lower() if isinstance(value, str) else value
 
 
-def judge_prompt(description: str, question: str, kind: ChecklistKind) -> str:
+def judge_prompt(description: str, question: str, kind: ChecklistKind, templates: Optional[TemplateSet] = None) -> str:
     """The user message for one checklist item."""
-    return _TEMPLATE.format(description=description.strip(), question=question.strip(), kind=kind, note=_KIND_NOTE[kind])
+    return (templates or vidic_templates())["judge"].render(
+        description=description.strip(), question=question.strip(), kind=kind, kind_note=KIND_NOTES[kind]
+    )

@@ -39,6 +39,8 @@ def vidic_summary(
         "seed": cfg.run.seed,
         "judge": cfg.vidic.judge.model_dump(mode="json", exclude={"endpoint"}),
         "prompt_version": metrics.prompt_version,
+        "prompt_sha256": metrics.prompt_sha256,
+        "prompt_sources": metrics.prompt_sources,
         "eval_settings": {"max_reasks": cfg.eval.max_reasks},
         "counts": {
             "samples": metrics.n_samples,
@@ -135,7 +137,8 @@ def format_vidic_markdown(metrics: VidicMetrics, summary: dict[str, Any]) -> str
         f"- dataset: {dataset['source']} (revision {dataset['revision'] or 'unspecified'})",
         f"- pairs: {metrics.n_samples}; checklist items: {metrics.n_items} "
         f"({counts['difference_items']} difference, {counts['similarity_items']} similarity)",
-        f"- judge: {metrics.judge_model}; prompt version: {metrics.prompt_version}; "
+        f"- judge: {metrics.judge_model}; prompt version: {metrics.prompt_version} "
+        f"(templates sha256 {metrics.prompt_sha256[:12]}); "
         f"re-asks: {summary['eval_settings']['max_reasks']}",
         f"- seed: {summary['seed']}; evaluated {summary['timestamp']} with viddiff {summary['viddiff_version']}",
         "",

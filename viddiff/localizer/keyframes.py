@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from viddiff.schema import NumFrames
 
 
@@ -52,10 +54,50 @@ def select_keyframes(
     centre = (start + end - 1) // 2
     if n_frames == 1:
         return [centre]
-    step = max(1, math.floor(frame_sep_s * fps + 0.5))
-    step = min(step, (n_total - 1) // (n_frames - 1))
+    step = burst_step(n_frames, fps, frame_sep_s, n_total)
     width = (n_frames - 1) * step
     first = min(max(centre - width // 2, 0), n_total - 1 - width)
+    return list(range(first, first + width + 1, step))
+
+
+def burst_step(n_frames: int, fps: float, frame_sep_s: float, n_total: int) -> int:
+    """Sampled frames between the frames of a ``gt_1`` burst: ``frame_sep_s`` rounded to frames, at least 1,
+    and small enough that ``n_frames`` frames fit in ``n_total`` (needs ``n_total > n_frames > 1``)."""
+    step = max(1, math.floor(frame_sep_s * fps + 0.5))
+    return min(step, (n_total - 1) // (n_frames - 1))
+
+
+def random_keyframes(
+    num_frames: NumFrames,
+    *,
+    n_frames: int,
+    fps: float,
+    frame_sep_s: float,
+    n_total: int,
+    rng: np.random.Generator,
+) -> list[int]:
+    """The paper's *random* localisation ablation: as many keyframes as :func:`select_keyframes` would pick,
+    with the same spacing, at a uniformly random place in the video instead of the localised one.
+
+    ``"1"``: one uniformly random frame. ``"gt_1"``: a burst of ``n_frames`` frames ``burst_step`` apart whose
+    first frame is uniform over every start that keeps the burst inside the video (the release draws the
+    middle frame uniformly from the same range). Sorted, distinct positions in ``0 … n_total-1``.
+    """
+    if n_total < 1:
+        raise ValueError(f"n_total must be at least 1, got {n_total}")
+    if num_frames == "1":
+        return [int(rng.integers(n_total))]
+    if num_frames != "gt_1":
+        raise ValueError(f"num_frames must be '1' or 'gt_1', got {num_frames!r}")
+    if n_frames < 1 or not fps > 0 or not frame_sep_s > 0:
+        raise ValueError(f"need n_frames >= 1, fps > 0 and frame_sep_s > 0, got {n_frames}, {fps}, {frame_sep_s}")
+    if n_total <= n_frames:
+        return list(range(n_total))
+    if n_frames == 1:
+        return [int(rng.integers(n_total))]
+    step = burst_step(n_frames, fps, frame_sep_s, n_total)
+    width = (n_frames - 1) * step
+    first = int(rng.integers(n_total - width))
     return list(range(first, first + width + 1, step))
 
 

@@ -5,6 +5,14 @@ Global differences (``Difference.scope == "global"``: camera, style,
 background, playback...) hold over the whole video, so their keyframes are
 spread evenly over it and their stage links are not looked at.
 
+Methods (``localizer.method``): ``viterbi`` is the method. The paper's
+ablations: ``no_viterbi`` (per stage, a window around the best match of its
+first retrieval string), ``random`` (keyframes at random places, same count
+and spacing), ``oracle`` (the benchmark's annotated keyframes; differences
+without annotations use the annotated stage boundaries, else Viterbi). This
+project's: ``argmax`` (best window of the mean score), ``uniform`` (equal
+split), ``random_segments`` (random monotone split).
+
 This module is the I/O-facing glue: it embeds frames and retrieval strings
 with CLIP and hands plain arrays to the pure algorithms (scores, Viterbi,
 ablation segmenters, keyframe selection).
@@ -19,15 +27,22 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from viddiff.config import LocalizerConfig
-from viddiff.localizer.keyframes import select_keyframes
-from viddiff.localizer.scores import stage_costs, stage_scores
-from viddiff.localizer.segment import segment_argmax, segment_from_boundaries, segment_random, segment_uniform
+from viddiff.localizer.keyframes import random_keyframes, select_keyframes
+from viddiff.localizer.oracle import annotated_keyframes, nearest_positions
+from viddiff.localizer.scores import first_string_scores, stage_costs, stage_scores
+from viddiff.localizer.segment import (
+    segment_argmax,
+    segment_best_window,
+    segment_from_boundaries,
+    segment_random,
+    segment_uniform,
+)
 from viddiff.localizer.viterbi import stage_spans, viterbi_segment
 from viddiff.schema import Keyframes, Proposal, RetrievalFrames, Segmentation, VideoKeyframes
 from viddiff.video import VideoFrames
 
 Spans = list[tuple[int, int]]
-CLIP_METHODS = ("viterbi", "argmax")
+CLIP_METHODS = ("viterbi", "no_viterbi", "argmax")
 
 
 class Embedder(Protocol):
@@ -76,7 +91,10 @@ class Localizer:
                 problem = f"{len(proposal.stages)} proposed stages vs {len(retrieval.stages[0].starts)} annotated"
             if problem:
                 method = "viterbi" if self.embedder is not None else "uniform"
-                notes.append(f"oracle localisation impossible ({problem}); used {method} instead")
+                notes.append(
+                    f"oracle: no usable stage annotation ({problem}); stages segmented by {method}, which places "
+                    "the keyframes of differences without keyframe annotations"
+                )
         if method in CLIP_METHODS and self.embedder is None:
             raise ValueError(f"localizer.method={method} needs a CLIP embedder")
         text_embs = self._embed_stage_texts(proposal) if method in CLIP_METHODS else None
@@ -85,17 +103,20 @@ class Localizer:
         for i, video in enumerate((video_a, video_b)):
             n_frames, n_stages = len(video.frame_indices), len(proposal.stages)
             if method in CLIP_METHODS:
-                scores = stage_scores(self.embedder.embed_images(video.frames), text_embs)
+                frame_emb = self.embedder.embed_images(video.frames)
+                scores = stage_scores(frame_emb, text_embs)
                 if method == "viterbi":
                     path, _ = viterbi_segment(
                         stage_costs(scores, self.cfg.eps), np.log(self.cfg.stay_prob), np.log(self.cfg.advance_prob)
                     )
                     spans = stage_spans(path, n_stages)
+                elif method == "no_viterbi":
+                    spans = segment_best_window(first_string_scores(frame_emb, text_embs))
                 else:
                     spans = segment_argmax(scores)
-            elif method == "uniform":
+            elif method in ("uniform", "random"):  # random: the keyframes are drawn below, not from the spans
                 spans = segment_uniform(n_frames, n_stages)
-            elif method == "random":
+            elif method == "random_segments":
                 spans = segment_random(n_frames, n_stages, rng)
             else:
                 truth = retrieval.stages[i]
@@ -103,7 +124,10 @@ class Localizer:
             spans_ab.append([(int(s), int(e)) for s, e in spans])
 
         keyframes = []
+        n_annotated = 0
         for diff in proposal.differences:
+            annotated = annotated_keyframes(retrieval, diff.key) if self.cfg.method == "oracle" else None
+            n_annotated += annotated is not None and diff.scope == "local"
             picked = []
             for video, spans in zip((video_a, video_b), spans_ab):
                 if diff.scope == "global":
@@ -119,11 +143,22 @@ class Localizer:
                     frame_sep_s=self.cfg.frame_sep_s,
                     n_total=len(video.frame_indices),
                 )
-                if self.cfg.method == "oracle" and retrieval is not None and diff.key in retrieval.keyframes:
-                    truth_frames = retrieval.keyframes[diff.key][len(picked)]
-                    positions = _nearest_positions(video.frame_indices, truth_frames) or positions
+                if annotated is not None:
+                    positions = nearest_positions(video.frame_indices, annotated[len(picked)])
+                elif method == "random":
+                    positions = random_keyframes(
+                        diff.num_frames,
+                        n_frames=self.cfg.n_frames_multi,
+                        fps=video.fps,
+                        frame_sep_s=self.cfg.frame_sep_s,
+                        n_total=len(video.frame_indices),
+                        rng=rng,
+                    )
                 picked.append(_video_keyframes(video, positions))
             keyframes.append(Keyframes(key=diff.key, a=picked[0], b=picked[1]))
+        if self.cfg.method == "oracle":
+            n_local = sum(d.scope == "local" for d in proposal.differences)
+            notes.append(f"oracle: {n_annotated} of {n_local} differences localised by their annotated keyframes")
         segmentations = tuple(
             Segmentation(frame_indices=[int(f) for f in video.frame_indices], spans=spans)
             for video, spans in zip((video_a, video_b), spans_ab)
@@ -160,12 +195,6 @@ def spread_keyframes(n_total: int, n_frames: int) -> list[int]:
     if n_total <= n_frames:
         return list(range(n_total))
     return [((2 * i + 1) * n_total) // (2 * n_frames) for i in range(n_frames)]
-
-
-def _nearest_positions(frame_indices: np.ndarray, wanted: list[int]) -> list[int]:
-    """Sampled positions closest to annotated source frames (deduplicated, sorted)."""
-    frame_indices = np.asarray(frame_indices)
-    return sorted({int(np.abs(frame_indices - f).argmin()) for f in wanted})
 
 
 def _video_keyframes(video: VideoFrames, positions: list[int]) -> VideoKeyframes:

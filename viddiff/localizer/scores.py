@@ -41,6 +41,15 @@ def stage_scores(frame_emb: np.ndarray, stage_text_embs: Sequence[np.ndarray]) -
     return normalise_scores(raw)
 
 
+def first_string_scores(frame_emb: np.ndarray, stage_text_embs: Sequence[np.ndarray]) -> np.ndarray:
+    """(K, T) normalised scores from each stage's *first* retrieval string only.
+
+    The input of the paper's *no Viterbi* ablation, which the authors' release scores with the first
+    string of each stage rather than the mean over all of them.
+    """
+    return stage_scores(frame_emb, [np.asarray(text)[:1] for text in stage_text_embs])
+
+
 def normalise_scores(raw: np.ndarray) -> np.ndarray:
     """Min–max normalise each row of a (K, T) array to [0, 1]; constant rows become 0.5."""
     raw = np.asarray(raw, dtype=np.float64)

@@ -32,6 +32,34 @@ def segment_argmax(scores: np.ndarray) -> list[tuple[int, int]]:
     return [(int(s), int(s) + width) for s in starts]
 
 
+def segment_best_window(first_string_scores: np.ndarray, growth: float = 1.3) -> list[tuple[int, int]]:
+    """The paper's *no Viterbi* ablation: per stage, a window around its best-matching frames, no temporal model.
+
+    ``first_string_scores`` is (K, T): for each stage, the normalised similarity of its *first* retrieval
+    string to every frame (what the authors' release scores this ablation with). Every stage gets a window
+    of ``int(growth * T / K)`` frames (made odd, so it has a centre frame), centred on the frame whose
+    window has the highest mean score (scores padded with their edge values at the ends), and moved inside
+    the video; a window longer than the video is the whole video. Windows may overlap or be out of order.
+    """
+    scores = np.asarray(first_string_scores, dtype=np.float64)
+    if scores.ndim != 2 or 0 in scores.shape:
+        raise ValueError(f"scores must be a non-empty (stages, frames) array, got shape {scores.shape}")
+    if not growth > 0:
+        raise ValueError(f"growth must be positive, got {growth}")
+    n_stages, n_frames = scores.shape
+    length = int(growth * n_frames / n_stages)
+    length += 1 - length % 2
+    half = length // 2
+    padded = np.pad(scores, ((0, 0), (half, half)), mode="edge")
+    running = np.concatenate((np.zeros((n_stages, 1)), np.cumsum(padded, axis=1)), axis=1)
+    window_sums = running[:, length:] - running[:, :-length]  # (K, T): window centred on each frame
+    spans = []
+    for centre in np.argmax(window_sums, axis=1):
+        centre = min(max(int(centre), half), n_frames - half - 1)
+        spans.append((max(centre - half, 0), min(centre + half + 1, n_frames)))
+    return spans
+
+
 def segment_uniform(n_frames: int, n_stages: int) -> list[tuple[int, int]]:
     """Equal consecutive spans (lengths differ by at most one frame)."""
     _check_counts(n_frames, n_stages)
@@ -42,7 +70,11 @@ def segment_uniform(n_frames: int, n_stages: int) -> list[tuple[int, int]]:
 
 
 def segment_random(n_frames: int, n_stages: int, rng: np.random.Generator) -> list[tuple[int, int]]:
-    """Consecutive spans split at ``K - 1`` distinct random cut points (each stage gets ≥ 1 frame)."""
+    """Consecutive spans split at ``K - 1`` distinct random cut points (each stage gets ≥ 1 frame).
+
+    This project's ``random_segments`` ablation: a random but monotone segmentation, with keyframes then
+    chosen by the usual rules (the paper's ``random`` draws the keyframes themselves, see
+    ``keyframes.random_keyframes``)."""
     _check_counts(n_frames, n_stages)
     if n_stages > n_frames:
         return _one_frame_per_stage(n_frames, n_stages)

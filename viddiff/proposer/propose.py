@@ -273,7 +273,7 @@ class Proposer:
                     continue
                 notes.append(f"difference {ref!r} matched to key {keys[diff_idx]!r}")
                 links[keys[diff_idx]].add(stage_idx)
-        middle = (len(stages) - 1) // 2
+        middle = len(stages) // 2  # the later middle for an even count, as the release (stage1_proposer.py)
         result: dict[str, list[int]] = {}
         for key in keys:
             if not links[key]:
