@@ -182,3 +182,32 @@ def test_swapped_run_report_shows_the_videos_in_the_order_judged(cli, synth_dir,
     sample = load_dataset(DataConfig(dataset=str(synth_dir)), splits=["medium"])[0]
     doc = read_page(_pages(out)[sample.sample_key])
     assert doc.find("tr", id="facts-a").find("span", cls="file").attrs["title"] == sample.videos[1].path
+
+
+def test_vidic_run_report_lists_scores_and_descriptions(cli, tmp_path, offline_sets):
+    from viddiff.data.vidic import write_synthetic_vidic
+
+    data = tmp_path / "vidic"
+    write_synthetic_vidic(data, pairs=2, seed=2)
+    out = tmp_path / "run"
+    rc, _, err = cli(["-q", "run", "--benchmark", "vidic", "--dataset", str(data), "--output", str(out), "--report", *offline_sets])
+    assert rc == 0, err
+    index = read_page(out / "report" / "index.html")
+    metrics = json.loads((out / "metrics.json").read_text())["metrics"]
+    first_row = [td.text() for td in index.find("table", cls="metrics").find_all("tr")[1].find_all("td")]
+    assert first_row[0] == "all" and first_row[3] == f"{100 * metrics['overall']['avg']['accuracy']:.1f}"
+    results = ResultsStore(out).load()
+    for key, page in _pages(out).items():
+        doc = read_page(page)
+        assert doc.find("pre", cls="description").text() == results[key].description
+        assert len(doc.find_all("article", cls="difference")) == len(results[key].predictions)
+
+
+def test_baseline_with_save_visuals_says_there_is_nothing_to_draw(cli, synth_dir, offline_sets, tmp_path, caplog):
+    out = tmp_path / "baseline"
+    argv = ["baseline", "--model", "gpt-4o", "--dataset", str(synth_dir), "--split", "easy", "--mode", "closed",
+            "--output", str(out), "--set", "run.save_visuals=true", *offline_sets]
+    rc, _, err = cli(argv)
+    assert rc == 0, err
+    assert not (out / "visuals").exists()
+    assert "no stage segmentation" in caplog.text

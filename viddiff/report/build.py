@@ -11,7 +11,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Iterable, Optional, Sequence, Union
 
 from viddiff.config import Config
 from viddiff.eval.closed import ClosedRecord
@@ -142,7 +142,7 @@ def build_page(
     )
 
 
-def cost_view(usages) -> CostView:
+def cost_view(usages: Iterable[StageUsage]) -> CostView:
     total = StageUsage()
     for usage in usages:
         total = total.add(usage)
@@ -161,30 +161,32 @@ def cost_view(usages) -> CostView:
 
 def _video_view(label: str, ref: VideoRef, frames: Optional[VideoFrames], ctx: PageContext) -> VideoView:
     path = Path(ref.path)
-    view = VideoView(label=label, path=str(path), name=path.name or str(path))
+    src, note = None, None
     if path.is_dir():
-        view.note = "a directory of frame images: no inline player"
+        note = "a directory of frame images: no inline player"
     elif not path.is_file():
-        view.note = "the file is missing: no inline player"
-    elif ctx.embed_videos:
-        view.src, view.embedded = media.embedded_video_url(path), True
+        note = "the file is missing: no inline player"
     else:
-        view.src = media.relative_url(path, ctx.page_dir)
+        src = media.embedded_video_url(path) if ctx.embed_videos else media.relative_url(path, ctx.page_dir)
+    common = dict(label=label, path=str(path), name=path.name or str(path), src=src, embedded=bool(src) and ctx.embed_videos)
     if frames is None:
-        view.note = (view.note + "; " if view.note else "") + "could not be read when this report was written"
-        return view
+        unread = "could not be read when this report was written"
+        return VideoView(**common, note=f"{note}; {unread}" if note else unread)
     clock = clip_clock(frames)
-    height, width = frames.frames.shape[1:3] if frames.frames.ndim == 4 else (0, 0)
-    view.offset_s = clock.offset_s
-    view.duration_s = round(clock.duration_s, 3)
-    view.fps_original = frames.fps_original
-    view.fps_used = frames.fps
-    view.stride = frames.stride
-    view.n_frames = len(frames.frame_indices)
-    view.frame_size = f"{width}×{height}"
-    if frames.start > 0 or frames.end < frames.n_frames_source:
-        view.trim = f"frames {frames.start}–{frames.end} of {frames.n_frames_source}"
-    return view
+    height, width = frames.frames.shape[1:3]
+    trimmed = frames.start > 0 or frames.end < frames.n_frames_source
+    return VideoView(
+        **common,
+        note=note,
+        offset_s=clock.offset_s,
+        duration_s=round(clock.duration_s, 3),
+        fps_original=frames.fps_original,
+        fps_used=frames.fps,
+        stride=frames.stride,
+        n_frames=len(frames.frame_indices),
+        frame_size=f"{width}×{height}",
+        trim=f"frames {frames.start}–{frames.end} of {frames.n_frames_source}" if trimmed else None,
+    )
 
 
 # ---------------------------------------------------------------------- differences
@@ -343,7 +345,7 @@ def _timeline(
         )
     axis_y = ys[1] + _BAR + 34
     return TimelineView(
-        width=_WIDTH, height=axis_y + 30, x0=_X0, x1=x1, extent_s=extent, seconds_per_unit=1 / unit,
+        width=_WIDTH, height=axis_y + 30, x0=_X0, x1=x1, extent_s=extent, units_per_second=unit,
         bar_height=_BAR, axis_y=axis_y,
         ticks=[AxisTick(x=x(t), label=f"{t:g} s") for t in axis_ticks(extent)],
         tracks=tracks, links=_links(keyframes, numbers, x),

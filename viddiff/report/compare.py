@@ -6,7 +6,6 @@ written after the comparison succeeded.
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from dataclasses import dataclass
@@ -20,7 +19,6 @@ from viddiff.schema import Sample
 if TYPE_CHECKING:
     from viddiff.api import PairRun
 
-log = logging.getLogger(__name__)
 DEFAULT_VISUALS_DIR = "visuals"
 
 

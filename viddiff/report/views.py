@@ -1,7 +1,7 @@
 """View-models of the HTML report: everything a template shows, already computed.
 
-Templates only place these values (no arithmetic, no lookups), so what a page says can be tested
-on the models and on the parsed HTML alike. Text from a model or a dataset is kept raw here and
+Templates only place these values (beyond small layout offsets they compute nothing), so what a
+page says can be tested on the models and on the parsed HTML alike. Text from a model or a dataset is kept raw here and
 escaped by the template engine (autoescape), never pre-formatted into markup.
 """
 
@@ -98,7 +98,7 @@ class TimelineView(_View):
     x0: float
     x1: float
     extent_s: float
-    seconds_per_unit: float
+    units_per_second: float
     bar_height: float
     axis_y: float
     ticks: list[AxisTick]
