@@ -31,8 +31,8 @@ def _pages(out: Path) -> dict[str, Path]:
     index = read_page(out / "report" / "index.html")
     links = {}
     for row in index.find("section", id="samples").find_all("tr")[1:]:
-        anchor = row.find("a")
-        links[anchor.text()] = out / "report" / unquote(anchor.attrs["href"])
+        for anchor in row.find_all("a"):  # failed samples have no page, hence no link
+            links[anchor.text()] = out / "report" / unquote(anchor.attrs["href"])
     return links
 
 
@@ -211,3 +211,24 @@ def test_baseline_with_save_visuals_says_there_is_nothing_to_draw(cli, synth_dir
     assert rc == 0, err
     assert not (out / "visuals").exists()
     assert "no stage segmentation" in caplog.text
+
+
+def test_failed_samples_are_listed_without_a_page(cli, synth_dir, offline_sets, tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(synth_dir, data)
+    (data / "videos" / "pair_0002_a.mp4").write_bytes(b"not a video")
+    out = tmp_path / "run"
+    rc, _, _ = cli(["-q", "run", "--dataset", str(data), "--mode", "closed", "--output", str(out), "--report", *offline_sets])
+    assert rc == 1
+    rows = {r.find_all("td")[0].text(): r for r in read_page(out / "report" / "index.html").find("section", id="samples").find_all("tr")[1:]}
+    assert not rows["pair_0002"].find_all("a") and "failed" in rows["pair_0002"].text()
+    assert set(_pages(out)) == {"pair_0000", "pair_0001"}
+
+
+def test_report_never_contains_the_api_key(cli, synth_dir, offline_sets, tmp_path, monkeypatch):
+    secret = "sk-viddiff-report-secret-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    out = tmp_path / "run"
+    _run(cli, synth_dir, out, offline_sets, "--split", "easy", "--report", "--set", "run.save_visuals=true")
+    written = [p for p in (out / "report").rglob("*") if p.is_file()]
+    assert written and not [p for p in written if secret.encode() in p.read_bytes()]

@@ -63,9 +63,13 @@ OPEN_OUTCOMES = {
 
 # Timeline geometry (SVG user units; the SVG scales to the page width).
 _WIDTH, _X0, _RIGHT = 1000.0, 96.0, 16.0
-_BAR, _TOP, _GAP = 34.0, 34.0, 58.0
+_BAR, _TOP, _GAP = 34.0, 46.0, 70.0
 _CHAR_W = 6.6
 """Approximate width of one 12 px character, to decide whether a stage name fits in its bar."""
+_LABEL_CHAR_W = 6.4
+"""Approximate width of one bold 11 px character of a keyframe label."""
+_LABEL_ROWS = 2
+_LABEL_ROW_H = 12.0
 
 
 @dataclass(frozen=True)
@@ -343,8 +347,9 @@ def _timeline(
                 markers=_markers(side, keyframes, numbers, x),
             )
         )
-    axis_y = ys[1] + _BAR + 34
+    axis_y = ys[1] + _BAR + 34 + _LABEL_ROW_H * (_LABEL_ROWS - 1)
     return TimelineView(
+        label_row_height=_LABEL_ROW_H,
         width=_WIDTH, height=axis_y + 30, x0=_X0, x1=x1, extent_s=extent, units_per_second=unit,
         bar_height=_BAR, axis_y=axis_y,
         ticks=[AxisTick(x=x(t), label=f"{t:g} s") for t in axis_ticks(extent)],
@@ -371,15 +376,30 @@ def _markers(side: int, keyframes: dict[str, Keyframes], numbers: dict[str, int]
             if t == middle:
                 tagged.add(numbers[key])
     markers = []
+    row_ends = [-math.inf] * _LABEL_ROWS
     for t in sorted(at):
         tagged, touched = at[t]
-        first = min(tagged or touched)
+        label = number_ranges(sorted(tagged))
+        half = len(label) * _LABEL_CHAR_W / 2
+        # Stagger labels that would overlap the previous one into the next row (the last row takes the rest).
+        row = next((r for r, end in enumerate(row_ends) if x(t) - half > end + 4), _LABEL_ROWS - 1)
+        if label:
+            row_ends[row] = x(t) + half
         markers.append(
             TimelineMarker(
-                x=x(t), time_s=t, numbers=sorted(touched), label=",".join(map(str, sorted(tagged))), href=f"#diff-{first}"
+                x=x(t), time_s=t, numbers=sorted(touched), label=label, row=row, href=f"#diff-{min(tagged or touched)}"
             )
         )
     return markers
+
+
+def number_ranges(numbers: list[int]) -> str:
+    """``[1, 2, 3, 5, 7, 8]`` → ``"1–3,5,7–8"``: keyframes shared by many differences stay short labels."""
+    parts = []
+    for _, run in itertools.groupby(enumerate(numbers), key=lambda item: item[1] - item[0]):
+        values = [v for _, v in run]
+        parts.append(str(values[0]) if len(values) == 1 else f"{values[0]}–{values[-1]}")
+    return ",".join(parts)
 
 
 def _links(keyframes: dict[str, Keyframes], numbers: dict[str, int], x) -> list[TimelineLink]:

@@ -65,6 +65,8 @@ class TimelineMarker(_View):
     time_s: float
     numbers: list[int]
     label: str
+    row: int = 0
+    """Label row, counted away from the bar (labels that would overlap are staggered)."""
     href: str
 
 
@@ -93,6 +95,7 @@ class LegendEntry(_View):
 class TimelineView(_View):
     """SVG geometry in user units (``width`` × ``height``): both videos on one scale of seconds."""
 
+    label_row_height: float
     width: float
     height: float
     x0: float
