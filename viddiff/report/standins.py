@@ -8,7 +8,7 @@ Two kinds of stand-in exist in this project:
   the config cannot tell it apart from a real local server (vLLM, Ollama, llama.cpp also listen on
   127.0.0.1), and the model name is whatever the config asks for. The server therefore marks every
   response with the ``X-Viddiff-Stand-In`` header; a report asks each *loopback* endpoint once
-  (``GET /models`` through the openai SDK, short timeout, no API key sent) and trusts the header.
+  (``GET /models`` through the openai SDK, short timeout, a placeholder key) and trusts the header.
   Remote endpoints are never contacted. A loopback endpoint that does not answer at report time
   cannot be identified, and the banner says so rather than guessing either way.
 """
