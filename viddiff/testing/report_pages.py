@@ -34,9 +34,14 @@ class HostileModel(ScriptedModel):
         return answer
 
     def _answer_AnswerABC(self, req: ChatRequest) -> dict:
-        answer = super()._answer_AnswerABC(req)
-        answer["answer_detailed"] = EVIL_RATIONALE + answer["answer_detailed"]
-        return answer
+        return _with_evil_rationale(super()._answer_AnswerABC(req))
+
+    def _answer_AnswerAB(self, req: ChatRequest) -> dict:
+        return _with_evil_rationale(super()._answer_AnswerAB(req))
+
+
+def _with_evil_rationale(answer: dict) -> dict:
+    return {**answer, "answer_detailed": EVIL_RATIONALE + answer["answer_detailed"]}
 
 
 def read_page(path: Path) -> Element:
