@@ -15,7 +15,7 @@ import logging
 import math
 import threading
 from pathlib import Path
-from typing import Awaitable, Callable, Optional, Sequence, Union
+from typing import Awaitable, Callable, Optional, Sequence, TypeVar, Union
 
 from pydantic import BaseModel, Field
 
@@ -44,6 +44,7 @@ from viddiff.schema import (
 from viddiff.video import VideoFrames, read_pair
 
 log = logging.getLogger(__name__)
+R = TypeVar("R")
 MAX_ACTION_CHARS = 2000
 MAX_DIFFERENCES = 50
 """Most differences one comparison may check or propose: each costs a VLM call, so a runaway list
@@ -78,6 +79,15 @@ class ComparisonResult(BaseModel):
     usage: dict[str, StageUsage] = Field(default_factory=dict)
     description: Optional[str] = None
     """``describe`` mode: the pair's similarities and differences as text, grouped by dimension."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PairRun:
+    """One processed pair with what produced it: the sample, the frames read at the inference fps, the result."""
+
+    sample: Sample
+    videos: tuple[VideoFrames, VideoFrames]
+    result: SampleResult
 
 
 class VidDiff:
@@ -264,10 +274,8 @@ class VidDiff:
         sample, mode = build_sample(
             video_a, video_b, action, differences=differences, n_differences=n_differences, fps_original=fps_original
         )
-        if fps is not None and fps <= 0:
-            raise ViddiffError(f"fps must be positive, got {fps}")
-        result = await self.aprocess(sample, mode, fps=fps)
-        return to_comparison(result, action)
+        run = await self.arun_pair(sample, mode, fps=fps)
+        return to_comparison(run.result, action)
 
     def compare(self, *args, **kwargs) -> ComparisonResult:
         """Synchronous ``acompare`` for callers without an event loop."""
@@ -290,14 +298,19 @@ class VidDiff:
         """
         n = self.config.vidic.n_differences if n_differences is None else n_differences
         sample = build_describe_sample(video_a, video_b, action, n, fps_original=fps_original)
-        if fps is not None and fps <= 0:
-            raise ViddiffError(f"fps must be positive, got {fps}")
-        result = await self.aprocess(sample, "describe", fps=fps)
-        return to_comparison(result, sample.action_description)
+        run = await self.arun_pair(sample, "describe", fps=fps)
+        return to_comparison(run.result, sample.action_description)
 
     def describe(self, *args, **kwargs) -> ComparisonResult:
         """Synchronous ``adescribe`` for callers without an event loop."""
         return _run_sync(self.adescribe(*args, **kwargs))
+
+    async def arun_pair(self, sample: Sample, mode: Mode, *, fps: Optional[float] = None) -> "PairRun":
+        """Read both videos and process the pair, keeping the frames and the full result (what a report needs)."""
+        if fps is not None and fps <= 0:
+            raise ViddiffError(f"fps must be positive, got {fps}")
+        videos = await self.load_videos(sample, fps)
+        return PairRun(sample=sample, videos=videos, result=await self.aprocess(sample, mode, videos=videos))
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -489,10 +502,10 @@ def describe(
     )
 
 
-def _one_shot(config: Optional[Config], call: Callable[["VidDiff"], Awaitable[ComparisonResult]]) -> ComparisonResult:
+def _one_shot(config: Optional[Config], call: Callable[["VidDiff"], Awaitable[R]]) -> R:
     """Load the models, run one call, release them: the module-level convenience functions."""
 
-    async def run() -> ComparisonResult:
+    async def run() -> R:
         vd = VidDiff(config)
         try:
             return await call(vd)
@@ -503,30 +516,28 @@ def _one_shot(config: Optional[Config], call: Callable[["VidDiff"], Awaitable[Co
 
 
 def cli_compare(args) -> int:
+    from viddiff.report.compare import PairOutputs
+
     cfg = config_from_args(args)
     if args.describe:
         if args.difference:
             raise ViddiffError("--describe proposes its own differences; drop --difference")
-        result = describe(
-            args.video_a, args.video_b, action=args.action or "", n_differences=args.n_differences, config=cfg,
-            fps=args.fps, fps_original=args.fps_original,
+        n = cfg.vidic.n_differences if args.n_differences is None else args.n_differences
+        sample = build_describe_sample(args.video_a, args.video_b, args.action or "", n, fps_original=args.fps_original)
+        mode: Mode = "describe"
+    else:
+        sample, mode = build_sample(
+            args.video_a, args.video_b, args.action or "", differences=args.difference or None,
+            n_differences=args.n_differences, fps_original=args.fps_original,
         )
-        print(result.model_dump_json(indent=2) if args.json else result.description)
-        return 0
-    result = compare(
-        args.video_a,
-        args.video_b,
-        args.action or "",
-        differences=args.difference or None,
-        n_differences=args.n_differences,
-        config=cfg,
-        fps=args.fps,
-        fps_original=args.fps_original,
-    )
+    outputs = PairOutputs.from_args(args, cfg, sample)  # checked before any model call
+    run = _one_shot(cfg, lambda vd: vd.arun_pair(sample, mode, fps=args.fps))
+    result = to_comparison(run.result, sample.action_description)
+    outputs.write(run, cfg)
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
-        print(format_comparison(result))
+        print(result.description if mode == "describe" else format_comparison(result))
     return 0
 
 

@@ -62,6 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--swap-videos", action="store_true", help="sanity check: swap A and B (predictions should flip)")
     run.add_argument("--same-video", action="store_true", help="sanity check: B := A (predictions should split evenly)")
     run.add_argument("--save-visuals", action="store_true", help="write segmentation plots and keyframe strips")
+    run.add_argument(
+        "--report", action="store_true", help="write an HTML report: <output>/report/index.html and one page per sample"
+    )
+    run.add_argument(
+        "--report-embed-videos", action="store_true", help="copy the videos into the report pages instead of linking them"
+    )
     _add_config_args(run)
     run.set_defaults(handler="viddiff.pipeline:cli_run")
 
@@ -79,6 +85,17 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--fps", type=float, help="inference fps (default: data.default_fps)")
     cmp_.add_argument("--fps-original", type=float, help="frame rate of image-directory videos (files carry their own)")
     cmp_.add_argument("--json", action="store_true", help="print the result as JSON")
+    cmp_.add_argument("--report", metavar="FILE.html", help="write a self-contained HTML report of the comparison")
+    cmp_.add_argument(
+        "--report-embed-videos", action="store_true", help="copy both videos into the report instead of linking them"
+    )
+    cmp_.add_argument(
+        "--save-visuals",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="write segmentation and keyframe PNGs to DIR/compare/ (default DIR: ./visuals, or run.output_dir/visuals)",
+    )
     _add_config_args(cmp_)
     cmp_.set_defaults(handler="viddiff.api:cli_compare")
 

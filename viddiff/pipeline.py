@@ -142,10 +142,6 @@ async def _process_all(
                 result = await vd.aprocess(
                     variant, mode, index=index, videos=videos, on_stage=lambda s: bars[s].update(1)
                 )
-                if cfg.run.save_visuals and result.segmentations is not None:
-                    from viddiff.visuals import save_sample_visuals
-
-                    await asyncio.to_thread(save_sample_visuals, store.out_dir / "visuals", variant, result, videos)
             except (InvalidAnswerError, VideoError) as exc:
                 log.error("sample %s failed: %s", sample.sample_key, exc)
                 failures.append({"sample_key": sample.sample_key, "index": index, "error": str(exc)})
@@ -170,8 +166,14 @@ def run_benchmark(
     output_dir: Path,
     resume: bool = False,
     method_factory=VidDiff,
+    report: bool = False,
+    report_embed_videos: bool = False,
 ) -> RunOutcome:
-    """Run a method (VidDiff by default; or e.g. ``LMMBaseline``) over a dataset selection and score it."""
+    """Run a method (VidDiff by default; or e.g. ``LMMBaseline``) over a dataset selection and score it.
+
+    ``report`` writes ``report/`` (HTML, see ``viddiff.report.run``); ``run.save_visuals`` writes ``visuals/``.
+    Both are drawn at the end from every finished sample, so a resumed run gets them for all its samples.
+    """
     dataset = load_benchmark(cfg, splits=splits)
     out_dir = prepare_output_dir(output_dir)
     store = ResultsStore(out_dir)
@@ -212,6 +214,18 @@ def run_benchmark(
         asyncio.run(vd.aclose())
     print(format_table(metrics))
     print(_format_usage(usage, len(done)))
+    if report or cfg.run.save_visuals:
+        from viddiff.report.run import write_run_outputs
+
+        def variant(sample: Sample) -> Sample:
+            return sanity_variant(sample, swap_videos=cfg.run.swap_videos, same_video=cfg.run.same_video)
+
+        index = write_run_outputs(
+            out_dir, dataset, done, metrics, cfg, mode, failures,
+            variant=variant, report=report, visuals=cfg.run.save_visuals, embed_videos=report_embed_videos,
+        )
+        if index is not None:
+            print(f"report in {index}")
     return RunOutcome(
         output_dir=str(out_dir), n_samples=len(dataset), n_failed=len(failures), metrics=metrics.model_dump(mode="json")
     )
@@ -253,8 +267,12 @@ def cli_run_method(cfg: Config, args, method_factory, default_output: Path) -> i
     if cfg.run.swap_videos and cfg.run.same_video:
         raise ViddiffError("--swap-videos and --same-video are exclusive")
     output = Path(args.output or cfg.run.output_dir or default_output)
+    report, embed = getattr(args, "report", False), getattr(args, "report_embed_videos", False)
+    if embed and not report:
+        raise ViddiffError("--report-embed-videos needs --report")
     outcome = run_benchmark(
-        cfg, mode=args.mode, splits=args.split, output_dir=output, resume=args.resume, method_factory=method_factory
+        cfg, mode=args.mode, splits=args.split, output_dir=output, resume=args.resume, method_factory=method_factory,
+        report=report, report_embed_videos=embed,
     )
     print(f"results in {outcome.output_dir}")
     if outcome.n_failed:

@@ -9,7 +9,8 @@ a missing ``Authorization`` header is a 401; every image must be a base64
 data URL whose MIME type matches the decoded bytes, otherwise 400. It can
 inject failures deterministically (:class:`FaultPlan`) and records every
 request (:attr:`FakeOpenAIServer.requests`) and the peak number of requests
-in flight (:attr:`FakeOpenAIServer.max_in_flight`).
+in flight (:attr:`FakeOpenAIServer.max_in_flight`). Every response carries the
+``X-Viddiff-Stand-In`` header, by which reports recognise a stand-in model.
 
 Example::
 
@@ -41,6 +42,8 @@ from types import TracebackType
 from typing import Any, Callable, Optional, Sequence, Union
 
 from PIL import Image
+
+from viddiff.testing import STAND_IN_HEADER
 
 FAULT_KINDS = ("429", "500", "timeout", "malformed", "schema", "drop", "401", "404")
 """Injectable failures: HTTP 429 (with Retry-After) / 500 / 401 / 404; ``timeout``: answer
@@ -494,6 +497,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
+        self.send_header(STAND_IN_HEADER, "viddiff-fake-openai")
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()

@@ -1,0 +1,41 @@
+"""Write report pages: one comparison (``viddiff compare --report``) or a whole run (``viddiff run --report``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from viddiff.config import Config
+from viddiff.report.build import PageContext, build_page
+from viddiff.report.render import write_page
+from viddiff.report.standins import clip_stand_in, endpoint_stand_ins, model_entries, model_roles
+
+if TYPE_CHECKING:
+    from viddiff.api import PairRun
+
+
+def page_context(
+    cfg: Config, mode: str, page_dir: Path, *, scored: bool = False, embed_videos: bool = False
+) -> PageContext:
+    """Models, stand-in checks (one probe per local endpoint) and settings shared by a report's pages."""
+    from viddiff import __version__
+
+    roles = model_roles(cfg, mode, scored=scored)
+    environ = dict(os.environ)
+    return PageContext(
+        cfg=cfg,
+        page_dir=Path(page_dir),
+        models=model_entries(cfg, roles, environ),
+        endpoint_stand_ins=endpoint_stand_ins(cfg, roles, environ),
+        clip_stand_in=clip_stand_in(cfg),
+        embed_videos=embed_videos,
+        version=__version__,
+    )
+
+
+def write_comparison_report(path: Path, run: "PairRun", cfg: Config, *, embed_videos: bool = False) -> Path:
+    """The HTML page of one comparison, at ``path`` (videos linked relative to it, or embedded)."""
+    path = Path(path)
+    ctx = page_context(cfg, run.result.mode, path.parent, embed_videos=embed_videos)
+    return write_page(path, build_page(run.sample, run.result, run.videos, ctx))

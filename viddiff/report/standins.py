@@ -1,0 +1,141 @@
+"""Which models behind a report are stand-ins, so nobody mistakes a demo for a result.
+
+Two kinds of stand-in exist in this project:
+
+- **random CLIP weights**: ``localizer.clip.pretrained`` is null and no ``checkpoint`` is set. The
+  config alone decides it: open_clip then builds the architecture with random weights.
+- **the scripted model server** (``viddiff.testing.fake_openai`` / ``python -m viddiff.testing.serve``):
+  the config cannot tell it apart from a real local server (vLLM, Ollama, llama.cpp also listen on
+  127.0.0.1), and the model name is whatever the config asks for. The server therefore marks every
+  response with the ``X-Viddiff-Stand-In`` header; a report asks each *loopback* endpoint once
+  (``GET /models`` through the openai SDK, short timeout, a placeholder key) and trusts the header.
+  Remote endpoints are never contacted. A loopback endpoint that does not answer at report time
+  cannot be identified, and the banner says so rather than guessing either way.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from typing import Callable, Optional
+from urllib.parse import urlsplit
+
+from viddiff.config import Config, EndpointConfig, ModelCallConfig
+from viddiff.report.views import ModelEntry, StandInView
+from viddiff.testing import STAND_IN_HEADER
+
+log = logging.getLogger(__name__)
+PROBE_TIMEOUT_S = 3.0
+DEFAULT_ENDPOINT = "https://api.openai.com/v1"
+
+Probe = Callable[[str], Optional[bool]]
+"""``base_url`` → True (a stand-in), False (some other server), None (no answer)."""
+
+
+def model_roles(cfg: Config, mode: str, *, scored: bool = False) -> list[tuple[str, ModelCallConfig]]:
+    """The chat models that produced (or scored) a result, by role."""
+    roles: list[tuple[str, ModelCallConfig]] = [("proposer", cfg.proposer), ("differencer", cfg.differencer)]
+    if scored and mode == "open":
+        roles += [("judge", cfg.eval.judge), ("opposite check", cfg.eval.flip)]
+    if scored and mode == "describe":
+        roles.append(("judge", cfg.vidic.judge))
+    return roles
+
+
+def resolved_base_url(cfg: Config, call: ModelCallConfig, environ: dict[str, str]) -> str:
+    """Where a stage's requests go: its own endpoint, else ``endpoints.default``, else ``OPENAI_BASE_URL``."""
+    endpoint: EndpointConfig = call.endpoint or cfg.endpoints.default
+    return endpoint.base_url or environ.get("OPENAI_BASE_URL") or DEFAULT_ENDPOINT
+
+
+def display_url(url: str) -> str:
+    """The URL without user-info (``https://user:secret@host`` must not reach a page)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}" if parts.scheme else url
+
+
+def is_loopback(url: str) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def model_entries(cfg: Config, roles: list[tuple[str, ModelCallConfig]], environ: dict[str, str]) -> list[ModelEntry]:
+    entries = [
+        ModelEntry(role=role, model=call.model, where=display_url(resolved_base_url(cfg, call, environ)))
+        for role, call in roles
+    ]
+    clip = cfg.localizer.clip
+    weights = clip.checkpoint or clip.pretrained or "random weights"
+    entries.append(ModelEntry(role="CLIP", model=clip.model, where=f"in-process, {weights}"))
+    return entries
+
+
+def probe_endpoint(base_url: str, timeout_s: float = PROBE_TIMEOUT_S) -> Optional[bool]:
+    """Ask a loopback server whether it is viddiff's scripted stand-in (see the module docstring)."""
+    import openai
+
+    client = openai.OpenAI(base_url=base_url, api_key="viddiff-report-probe", max_retries=0, timeout=timeout_s)
+    try:
+        headers = client.models.with_raw_response.list().headers
+    except openai.APIStatusError as exc:  # e.g. a vLLM server that wants a key: it answered, it is not ours
+        headers = exc.response.headers
+    except (openai.APIConnectionError, openai.APIResponseValidationError) as exc:
+        log.info("could not identify the server at %s (%s)", display_url(base_url), type(exc).__name__)
+        return None
+    finally:
+        client.close()
+    return STAND_IN_HEADER in headers
+
+
+def endpoint_stand_ins(
+    cfg: Config, roles: list[tuple[str, ModelCallConfig]], environ: dict[str, str], probe: Probe = probe_endpoint
+) -> list[StandInView]:
+    """Banner lines for roles served by the scripted stand-in (or by an unidentifiable local server)."""
+    by_url: dict[str, list[str]] = {}
+    for role, call in roles:
+        url = resolved_base_url(cfg, call, environ)
+        if is_loopback(url):
+            by_url.setdefault(url, []).append(f"{role} ({call.model})")
+    out = []
+    for url, who in by_url.items():
+        verdict = probe(url)
+        shown = display_url(url)
+        if verdict:
+            out.append(
+                StandInView(
+                    component=", ".join(who),
+                    reason=f"answered by viddiff's scripted stand-in server at {shown}: its answers are computed "
+                    "from image brightness and fixed templates, not from understanding the videos",
+                )
+            )
+        elif verdict is None:
+            out.append(
+                StandInView(
+                    component=", ".join(who),
+                    reason=f"answered by a local server at {shown} that did not respond when this report was "
+                    "written, so it could not be identified; if it was viddiff's scripted stand-in "
+                    "(viddiff.testing.serve), the verdicts are meaningless",
+                )
+            )
+    return out
+
+
+def clip_stand_in(cfg: Config) -> Optional[StandInView]:
+    """Banner line when CLIP ran with random weights (only matters where CLIP localised something)."""
+    clip = cfg.localizer.clip
+    if clip.pretrained is not None or clip.checkpoint is not None:
+        return None
+    return StandInView(
+        component=f"CLIP ({clip.model})",
+        reason="random weights (localizer.clip.pretrained is null and no checkpoint): the stage segmentation "
+        "and the keyframes it picked are arbitrary",
+    )

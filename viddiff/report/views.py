@@ -1,0 +1,262 @@
+"""View-models of the HTML report: everything a template shows, already computed.
+
+Templates only place these values (beyond small layout offsets they compute nothing), so what a
+page says can be tested on the models and on the parsed HTML alike. Text from a model or a dataset is kept raw here and
+escaped by the template engine (autoescape), never pre-formatted into markup.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+VerdictClass = Literal["a", "b", "similar", "invalid"]
+
+
+class _View(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class VideoView(_View):
+    """One of the two videos as the method read it."""
+
+    label: Literal["A", "B"]
+    path: str
+    name: str
+    src: Optional[str] = None
+    """URL for ``<video>``: a path relative to the report, or a data URL; ``None`` when not playable."""
+    embedded: bool = False
+    offset_s: float = 0.0
+    """Start of the clip inside the file (trim start): added to clip times when seeking the file."""
+    duration_s: Optional[float] = None
+    fps_original: Optional[float] = None
+    fps_used: Optional[float] = None
+    stride: Optional[int] = None
+    n_frames: Optional[int] = None
+    frame_size: Optional[str] = None
+    trim: Optional[str] = None
+    note: Optional[str] = None
+    """Why there is no player or no frames (image directory, unreadable at report time)."""
+
+
+class AxisTick(_View):
+    x: float
+    label: str
+
+
+class TimelineSegment(_View):
+    stage: int
+    name: str
+    x: float
+    width: float
+    colour: str
+    start_s: float
+    end_s: float
+    show_label: bool
+    """Whether the name fits inside the bar (otherwise the legend names it)."""
+    label: str
+
+
+class TimelineMarker(_View):
+    """Keyframes of one or more differences at the same time in one video."""
+
+    x: float
+    time_s: float
+    numbers: list[int]
+    label: str
+    row: int = 0
+    """Label row, counted away from the bar (labels that would overlap are staggered)."""
+    href: str
+
+
+class TimelineLink(_View):
+    """Joins a difference's middle keyframe in A to the one in B: how the localizer aligned them."""
+
+    x_a: float
+    x_b: float
+    number: int
+
+
+class TimelineTrack(_View):
+    label: Literal["A", "B"]
+    y: float
+    end_x: float
+    duration_label: str
+    segments: list[TimelineSegment]
+    markers: list[TimelineMarker]
+
+
+class LegendEntry(_View):
+    name: str
+    colour: str
+
+
+class TimelineView(_View):
+    """SVG geometry in user units (``width`` × ``height``): both videos on one scale of seconds."""
+
+    label_row_height: float
+    width: float
+    height: float
+    x0: float
+    x1: float
+    extent_s: float
+    units_per_second: float
+    bar_height: float
+    axis_y: float
+    ticks: list[AxisTick]
+    tracks: list[TimelineTrack]
+    links: list[TimelineLink]
+    legend: list[LegendEntry]
+
+
+class FrameView(_View):
+    video: Literal["A", "B"]
+    frame_index: int
+    time_s: float
+    src: Optional[str] = None
+    """JPEG data URL (``None`` when the video could not be read at report time)."""
+    width: int = 0
+    height: int = 0
+    """Display size in CSS pixels (the long side is at least ``MIN_LONG_SIDE``)."""
+
+
+class KeyframeRow(_View):
+    """The i-th keyframe of A beside the i-th of B (the localizer picks them at aligned moments)."""
+
+    position: int
+    a: Optional[FrameView] = None
+    b: Optional[FrameView] = None
+    seek_a: Optional[float] = None
+    seek_b: Optional[float] = None
+    """File times (seconds) the seek button sends each player to."""
+
+
+class StageChip(_View):
+    name: str
+    colour: str
+
+
+class GroundTruthView(_View):
+    """Benchmark runs: what the annotators said, and whether the verdict agrees."""
+
+    answer: str
+    correct: Optional[bool]
+    """``None`` when not scored (ground truth ``c`` or unlabelled)."""
+    outcome: str
+    detail: str = ""
+
+
+class DifferenceView(_View):
+    number: int
+    key: str
+    anchor: str
+    name: str
+    statement: str
+    category: Optional[str] = None
+    verdict_class: VerdictClass
+    verdict_text: str
+    rationale: str
+    stages: list[StageChip] = Field(default_factory=list)
+    scope_note: Optional[str] = None
+    rows: list[KeyframeRow] = Field(default_factory=list)
+    ground_truth: list[GroundTruthView] = Field(default_factory=list)
+
+
+class MissedTruth(_View):
+    """Open mode: a ground-truth difference no prediction was credited for."""
+
+    name: str
+    statement: str
+    answer: str
+    outcome: str
+
+
+class ModelEntry(_View):
+    role: str
+    model: str
+    where: str
+
+
+class CostView(_View):
+    calls: int
+    cache_hits: int
+    images: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: str
+
+
+class StandInView(_View):
+    component: str
+    reason: str
+
+
+class SampleInfo(_View):
+    """Benchmark runs: which row this page shows and how it scored."""
+
+    sample_key: str
+    split: str
+    domain: str
+    action_id: str
+    score: Optional[str] = None
+
+
+class NavLink(_View):
+    href: str
+    label: str
+
+
+class ReportPage(_View):
+    """One comparison: the page ``viddiff compare --report`` writes, and each sample page of a run."""
+
+    title: str
+    action: str
+    mode: str
+    videos: list[VideoView]
+    any_player: bool
+    timeline: Optional[TimelineView] = None
+    differences: list[DifferenceView]
+    missed: list[MissedTruth] = Field(default_factory=list)
+    description: Optional[str] = None
+    models: list[ModelEntry]
+    cost: CostView
+    stand_ins: list[StandInView] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    sample: Optional[SampleInfo] = None
+    nav: list[NavLink] = Field(default_factory=list)
+    version: str
+
+
+class MetricRow(_View):
+    cells: list[str]
+
+
+class MetricTable(_View):
+    title: str
+    header: list[str]
+    rows: list[MetricRow]
+
+
+class IndexEntry(_View):
+    href: Optional[str]
+    sample_key: str
+    split: str
+    action: str
+    n_differences: int
+    score: str
+    failed: Optional[str] = None
+
+
+class IndexPage(_View):
+    """The run's front page: metrics and one line per sample."""
+
+    title: str
+    headline: str
+    tables: list[MetricTable]
+    samples: list[IndexEntry]
+    models: list[ModelEntry]
+    cost: CostView
+    stand_ins: list[StandInView] = Field(default_factory=list)
+    dataset: str
+    version: str
