@@ -216,6 +216,7 @@ class VidDiff:
                 frames_b,
                 seconds_between_frames=_seconds_between(kf.a.times_s, kf.b.times_s),
                 meter=meter,
+                frame_times_s=(kf.a.times_s, kf.b.times_s),
             )
 
         predictions = list(await asyncio.gather(*(judge(d) for d in proposal.differences)))
@@ -545,12 +546,16 @@ def _fmt_times(times: list[float]) -> str:
 
 
 def _frame_rate_notes(videos: tuple[VideoFrames, VideoFrames]) -> list[str]:
-    """Flag a pair recorded at different frame rates: keyframe spacing then differs per video and the
-    VLM is told one average time between frames, which matters when reading speed-related verdicts."""
+    """Flag variable-frame-rate videos and a pair recorded at different frame rates: keyframe spacing then
+    differs per video (the VLM is told each video's frame times), which matters for speed-related verdicts."""
     a, b = videos
+    notes = [
+        f"video {name} has a variable frame rate: its frames were picked by presentation time"
+        for name, video in (("A", a), ("B", b)) if video.variable_frame_rate
+    ]
     if math.isclose(a.fps_original, b.fps_original, rel_tol=0.01):
-        return []
-    return [
+        return notes
+    return notes + [
         f"the videos have different frame rates: A {a.fps_original:g} fps (sampled at {a.fps:.3g} fps), "
         f"B {b.fps_original:g} fps (sampled at {b.fps:.3g} fps)"
     ]
