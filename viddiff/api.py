@@ -494,7 +494,25 @@ def _one_shot(config: Optional[Config], call: Callable[["VidDiff"], Awaitable[Co
     return _run_sync(run())
 
 
+def check_compare_flags(args) -> None:
+    """The command line's own words for the mistakes ``build_sample`` would report in Python terms."""
+    if args.n_differences is not None and args.n_differences < 1:
+        raise ViddiffError(f"--n-differences must be at least 1, got {args.n_differences}")
+    if args.describe:
+        return
+    if not (args.action or "").strip():
+        raise ViddiffError("--action is required: say what the videos show, e.g. --action 'barbell back squat'")
+    if args.difference and args.n_differences is not None:
+        raise ViddiffError("give --difference (closed mode) or --n-differences (open mode), not both")
+    if not args.difference and args.n_differences is None:
+        raise ViddiffError(
+            "give --difference TEXT to check a statement (closed mode, repeatable) "
+            "or --n-differences N to have differences proposed (open mode)"
+        )
+
+
 def cli_compare(args) -> int:
+    check_compare_flags(args)
     cfg = config_from_args(args)
     if args.describe:
         if args.difference:

@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator, Optional, Protocol, Sequence
+from typing import IO, Callable, Iterator, Optional, Protocol, Sequence
 
 ONCE_PER_RUN = {"once_per_run": True}
 """``extra=`` for a log call made once per video with the same text: the console says it once."""
@@ -89,7 +89,7 @@ def console_session(*, debug: bool = False, quiet: bool = False, stream: Optiona
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if debug else logging.WARNING)
     package.setLevel(logging.DEBUG if debug else logging.WARNING if quiet else logging.INFO)
-    _quiet_libraries(debug)
+    restore_ffmpeg = _quiet_libraries(debug)
     try:
         yield handler
     finally:
@@ -97,10 +97,11 @@ def console_session(*, debug: bool = False, quiet: bool = False, stream: Optiona
         root.removeHandler(handler)
         root.setLevel(saved_levels[0])
         package.setLevel(saved_levels[1])
+        restore_ffmpeg()
 
 
-def _quiet_libraries(debug: bool) -> None:
-    """Route library output through the one handler (or keep it quiet) for this process."""
+def _quiet_libraries(debug: bool) -> Callable[[], None]:
+    """Route library output through the one handler (or keep it quiet); returns how to undo the FFmpeg part."""
     try:
         import huggingface_hub.utils.logging as hf_logging  # cheap: the package imports lazily
     except ImportError:
@@ -110,10 +111,13 @@ def _quiet_libraries(debug: bool) -> None:
         # it installs its own stderr handler at import; with propagation to ours every line printed twice
         hub.handlers = [h for h in hub.handlers if type(h) is not logging.StreamHandler]
         hub.setLevel(logging.NOTSET)
-    if debug:
-        import av.logging
+    if not debug:
+        return lambda: None
+    import av.logging
 
-        av.logging.set_level(av.logging.WARNING)  # FFmpeg's messages as "libav" log records
+    previous = av.logging.get_level()
+    av.logging.set_level(av.logging.WARNING)  # FFmpeg's messages as "libav" log records (PyAV drops them by default)
+    return lambda: av.logging.set_level(previous)
 
 
 # --------------------------------------------------------------------------- progress

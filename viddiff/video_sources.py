@@ -84,7 +84,7 @@ def probe_file(path: Path) -> FileProbe:
         with av.open(str(path)) as container:
             if not container.streams.video:
                 raise VideoError(
-                    f"{path}: contains no video stream (not a video, or audio only); "
+                    f"{path}: contains no video stream (a truncated file, not a video, or audio only); "
                     "pass a video file or an image directory"
                 )
             stream = container.streams.video[0]
@@ -103,8 +103,9 @@ def probe_file(path: Path) -> FileProbe:
     except VideoError:
         raise
     except Exception as exc:
+        reason = exc.strerror if isinstance(exc, av.FFmpegError) and exc.strerror else f"{type(exc).__name__}: {exc}"
         raise VideoError(
-            f"{path}: not a readable video ({type(exc).__name__}: {exc}); "
+            f"{path}: not a readable video ({reason}); "
             "check the file is a complete .mp4/.mov/.webm/.mkv/.avi or a directory of images"
         ) from exc
     if not pts:
