@@ -192,6 +192,17 @@ def test_bad_file_is_one_error_line(media: dict[str, Path], bad: str, backend: s
     assert not any(noise in err for noise in NATIVE_NOISE)
 
 
+def test_bad_file_in_a_real_process(media: dict[str, Path]) -> None:
+    """The same through a separate ``viddiff`` process, decord forced: its FFmpeg and C++ logs stay silent."""
+    proc = run_cli(
+        "compare", str(media["text"]), str(media["good"]), "--action", "squat", "--difference", "deeper",
+        "--set", "data.video_backend=decord",
+    )
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [proc.stderr.strip()] and proc.stderr.startswith("viddiff: error: ")
+    assert "not a readable video (Invalid data found when processing input)" in proc.stderr
+
+
 def test_debug_shows_what_ffmpeg_said(media: dict[str, Path], capfd: pytest.CaptureFixture[str]) -> None:
     assert main(["--debug", "compare", str(media["cut"]), str(media["good"]), "--action", "squat", "--difference", "x"]) == 2
     err = capfd.readouterr().err
