@@ -7,6 +7,11 @@ The long test video is generated once and cached in ``--workdir``.
 
     python bench/video_read.py                 # 3 min, 1280x720, 30 fps
     python bench/video_read.py --seconds 20    # quick run
+    python bench/video_read.py --baseline-src /path/to/older/checkout   # also time that version's reader
+
+With ``--baseline-src`` the same reads also run with another checkout's ``viddiff`` (e.g. the
+commit before a change to ``viddiff/video.py``), alternating old and new ``--repeat`` times, and the
+ratio old/new of the best times is printed: a regression check measured in one run.
 
 Naive runs whose frames would not fit in ``--naive-limit-gb`` are skipped
 (the machine is shared; a 3-minute 720p video is ~15 GB of RGB frames).
@@ -100,23 +105,31 @@ def child(method: str, backend: str, path: str, target_fps: float) -> None:
     info = probe_video(path, backend=backend)  # warms up imports and the file cache for both methods
     stride = compute_stride(info.fps, target_fps)
     base_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    cpu_start = _cpu_seconds()
     start = time.perf_counter()
     if method == "ours":
         frames = read_video(path, target_fps=target_fps, backend=backend).frames
     else:
         frames = naive_read(path, backend, stride)
     seconds = time.perf_counter() - start
+    cpu_s = _cpu_seconds() - cpu_start
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     digest = hashlib.sha1(np.ascontiguousarray(frames).tobytes()).hexdigest()[:12]
-    print(json.dumps({"time_s": seconds, "peak_mb": peak_mb, "base_mb": base_mb,
+    print(json.dumps({"time_s": seconds, "cpu_s": cpu_s, "peak_mb": peak_mb, "base_mb": base_mb,
                       "n": len(frames), "digest": digest}))
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU time of this process, all threads: steadier than wall time on a shared machine."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 # --------------------------------------------------------------------------- parent side
 
 
-def measure(method: str, backend: str, path: Path, target_fps: float) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+def measure(method: str, backend: str, path: Path, target_fps: float, src: Optional[Path] = None) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(src or Path(__file__).resolve().parents[1])}
     out = subprocess.run(
         [sys.executable, __file__, "--child", method, backend, str(path), str(target_fps)],
         check=True, capture_output=True, text=True, env=env,
@@ -139,6 +152,9 @@ def main() -> None:
     parser.add_argument("--backends", nargs="+", default=["decord", "pyav"], choices=["decord", "pyav"])
     parser.add_argument("--naive-limit-gb", type=float, default=6.0,
                         help="skip naive reads whose decoded frames (x2 for list/batch copies) exceed this")
+    parser.add_argument("--baseline-src", type=Path,
+                        help="another checkout whose viddiff/video.py is timed against this one's (default: none)")
+    parser.add_argument("--repeat", type=int, default=3, help="alternating runs per version with --baseline-src")
     parser.add_argument("--child", nargs=4, metavar=("METHOD", "BACKEND", "PATH", "TARGET_FPS"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -173,6 +189,26 @@ def main() -> None:
         )
         print(f"{backend:8} time {ratio(naive, ours, 'time_s'):>7}  peak RSS {ratio(naive, ours, 'peak_mb'):>7}  "
               f"read MB {read_ratio:>7}  identical frames: {same}")
+    if args.baseline_src:
+        compare_versions(args.baseline_src, video, args.backends, args.target_fps, args.repeat)
+
+
+def compare_versions(baseline_src: Path, video: Path, backends: list[str], target_fps: float, repeat: int) -> None:
+    """Time this checkout's reader against another's, alternating runs so machine load hits both alike."""
+    print(f"\nthis checkout vs {baseline_src} (best of {repeat}, alternating; old/new > 1: this one is faster)")
+    print(f"{'backend':8} {'old s':>7} {'new s':>7} {'old/new':>8} {'old cpu':>8} {'new cpu':>8} {'old/new':>8}"
+          f" {'old MB':>7} {'new MB':>7}  same frames")
+    for backend in backends:
+        old_runs, new_runs = [], []
+        for _ in range(repeat):
+            old_runs.append(measure("ours", backend, video, target_fps, baseline_src))
+            new_runs.append(measure("ours", backend, video, target_fps))
+        old, new = (min(runs, key=lambda r: r["time_s"]) for runs in (old_runs, new_runs))
+        old_cpu, new_cpu = (min(r["cpu_s"] for r in runs) for runs in (old_runs, new_runs))
+        same = "yes" if old["digest"] == new["digest"] else "NO"
+        print(f"{backend:8} {old['time_s']:7.2f} {new['time_s']:7.2f} {old['time_s'] / new['time_s']:7.2f}x "
+              f"{old_cpu:8.2f} {new_cpu:8.2f} {old_cpu / new_cpu:7.2f}x "
+              f"{old['peak_mb']:7.0f} {new['peak_mb']:7.0f}  {same}")
 
 
 if __name__ == "__main__":

@@ -8,22 +8,26 @@ check that the frames returned are exactly the frames asked for.
 from __future__ import annotations
 
 import logging
+import shutil
+import subprocess
 import sys
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import av
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from PIL import Image
+from PIL import Image, ImageOps
 
 from viddiff import video
 from viddiff.errors import VideoError
 from viddiff.schema import VideoRef
 from viddiff.testing.videos import write_video
 from viddiff.video import VideoFrames, compute_stride, probe_video, read_video, read_video_ref, resolve_trim
+from viddiff.video_orientation import EXIF_ORIENTATION_TAG, IDENTITY, MIRROR, Orientation, from_exif, quarter_turns_ccw
+from viddiff.video_sources import PyAVSource, probe_file
 
 GRID_ROWS, GRID_COLS = 6, 8  # code bits live in the first two rows of this block grid
 N_BITS = 2 * GRID_COLS
@@ -289,7 +293,7 @@ def test_pyav_seek_returns_exactly_the_wanted_frames(
 
 def test_pyav_counting_path_matches_pts_path(videos: dict[str, Path]) -> None:
     """Files without usable timestamps are decoded from the start and numbered by count."""
-    source = video._PyAVSource(videos["gop10"])
+    source = PyAVSource(probe_file(videos["gop10"]))
     wanted = np.arange(37, 120, 9)
     by_pts = [frame_number(f) for f in source.iter_frames(wanted)]
     source.pts_table = None
@@ -353,12 +357,14 @@ def test_auto_falls_back_when_decord_cannot_open(
     import decord
 
     monkeypatch.setattr(decord, "VideoReader", BrokenReader)
-    with caplog.at_level(logging.WARNING, logger="viddiff.video"):
+    with caplog.at_level(logging.DEBUG, logger="viddiff.video"):
         result = read_video(videos["h264_30"], target_fps=6)
         info = probe_video(videos["h264_30"])
     assert result.backend == "pyav" and info.backend == "pyav"
     assert frame_numbers(result) == list(range(0, 90, 5))
-    assert any("falling back to PyAV" in r.getMessage() for r in caplog.records)
+    # the frames are right, so the user is not told about decord (only --debug shows it)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any("decord cannot open it" in r.getMessage() for r in caplog.records)
     with pytest.raises(VideoError, match="decord cannot open") as err:
         read_video(videos["h264_30"], backend="decord")
     assert str(videos["h264_30"]) in str(err.value)
@@ -376,10 +382,11 @@ def test_auto_falls_back_when_decord_fails_mid_decode(
             raise RuntimeError("corrupt packet")
 
     monkeypatch.setattr(decord, "VideoReader", FailingBatches)
-    with caplog.at_level(logging.WARNING, logger="viddiff.video"):
+    with caplog.at_level(logging.DEBUG, logger="viddiff.video"):
         result = read_video(videos["h264_30"], target_fps=3, frames_trim=(10, 70))
     assert result.backend == "pyav"
     assert frame_numbers(result) == list(range(10, 70, 10))
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert any("decord failed" in r.getMessage() for r in caplog.records)
     with pytest.raises(VideoError, match="try backend 'pyav'"):
         read_video(videos["h264_30"], backend="decord")
@@ -387,12 +394,13 @@ def test_auto_falls_back_when_decord_fails_mid_decode(
 
 def test_works_without_decord_installed(videos: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "decord", None)
-    result = read_video(videos["vp9"], target_fps=5)
-    assert result.backend == "pyav"
-    assert frame_numbers(result) == list(range(0, 45, 3))
-    assert probe_video(videos["vp9"]).backend == "pyav"
+    for name, n, stride in (("h264_30", 90, 6), ("vp9", 45, 3)):
+        result = read_video(videos[name], target_fps=5)
+        assert result.backend == "pyav"
+        assert frame_numbers(result) == list(range(0, n, stride))
+        assert probe_video(videos[name]).backend == "pyav"
     with pytest.raises(VideoError, match="not installed"):
-        read_video(videos["vp9"], backend="decord")
+        read_video(videos["h264_30"], backend="decord")
 
 
 # --------------------------------------------------------------------------- image directories
@@ -545,3 +553,276 @@ def test_write_video_accepts_array_and_fractional_fps(tmp_path: Path) -> None:
     path = write_video(tmp_path / "ntsc.mp4", frames, 30000 / 1001, codec="h264")
     info = probe_video(path, backend="pyav")
     assert info.n_frames == 10 and info.fps == pytest.approx(29.97, abs=0.01)
+
+
+# --------------------------------------------------------------------------- phone clips: rotation
+
+UPRIGHT = (96, 64)  # (height, width) of what the viewer sees: a portrait clip
+N_PHONE = 5
+ENCODERS = [  # (encoder, container) as phones and exports write them
+    ("libx264", "mp4"), ("libx264", "mov"), ("libx264", "mkv"), ("libx265", "mp4"),
+    ("libvpx-vp9", "webm"), ("libvpx-vp9", "mp4"), ("libsvtav1", "mp4"), ("libsvtav1", "mkv"),
+]
+TURNS = [(90, False), (180, False), (270, False), (90, True), (0, True)]  # (degrees counter-clockwise, mirrored)
+
+
+def _has_encoder(name: str) -> bool:
+    try:
+        av.codec.Codec(name, "w")
+    except Exception:
+        return False
+    return True
+
+
+def shown_as(rotation: int, mirrored: bool) -> Orientation:
+    return quarter_turns_ccw(rotation // 90).then(MIRROR if mirrored else IDENTITY)
+
+
+@pytest.fixture(scope="module")
+def phone_clip(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str, int, bool], Path]:
+    """Upright numbered frames stored as a phone stores them: turned away, with a display matrix to undo it."""
+    root = tmp_path_factory.mktemp("phone")
+    made: dict[tuple[str, str, int, bool], Path] = {}
+
+    def make(encoder: str, container: str, rotation: int, mirrored: bool) -> Path:
+        if not _has_encoder(encoder):
+            pytest.skip(f"this PyAV/FFmpeg build has no {encoder} encoder")
+        key = (encoder, container, rotation, mirrored)
+        if key not in made:
+            undo = shown_as(rotation, mirrored).inverse()
+            stored = (undo.apply(numbered_frame(i + 1, *UPRIGHT)) for i in range(N_PHONE))
+            path = root / f"{encoder}_{rotation}_{int(mirrored)}.{container}"
+            made[key] = write_video(path, stored, 10, encoder, display_rotation=rotation, mirrored=mirrored)
+        return made[key]
+
+    return make
+
+
+def decord_refusal(encoder: str, container: str, rotation: int) -> Optional[str]:
+    """What forcing decord on such a clip says, from what decord 0.6 was found to do on these files."""
+    if encoder == "libsvtav1":
+        return "decord cannot open it"  # no AV1 decoder in its FFmpeg 4.1
+    if container in ("mp4", "mov") and rotation in (90, 270):
+        return "mis-decodes"  # it rotates these itself, into frames with corrupt strides
+    return None
+
+
+@pytest.mark.parametrize(("encoder", "container"), ENCODERS)
+@pytest.mark.parametrize(("rotation", "mirrored"), TURNS)
+def test_phone_clips_come_out_upright_from_every_backend(
+    phone_clip: Callable[[str, str, int, bool], Path], encoder: str, container: str, rotation: int, mirrored: bool
+) -> None:
+    path = phone_clip(encoder, container, rotation, mirrored)
+    expected = list(range(1, N_PHONE + 1))
+    by_pyav = read_video(path, backend="pyav")
+    by_auto = read_video(path)
+    assert by_auto.backend == "pyav"  # a display transform: PyAV applies it
+    for result in (by_pyav, by_auto):
+        assert result.frames.shape[1:3] == UPRIGHT
+        assert frame_numbers(result) == expected
+    info = probe_video(path)
+    assert (info.height, info.width) == UPRIGHT and info.orientation == shown_as(rotation, mirrored)
+    refusal = decord_refusal(encoder, container, rotation)
+    if refusal is not None:
+        with pytest.raises(VideoError, match=refusal) as err:
+            read_video(path, backend="decord")
+        assert str(path) in str(err.value) and "'pyav'" in str(err.value)
+        return
+    by_decord = read_video(path, backend="decord")
+    assert by_decord.frames.shape[1:3] == UPRIGHT
+    assert frame_numbers(by_decord) == expected
+    assert np.abs(by_decord.frames.astype(int) - by_pyav.frames.astype(int)).mean() < 2.0
+
+
+@pytest.mark.parametrize("mirrored", [False, True])
+def test_decord_own_half_turn_agrees_with_ours(phone_clip: Callable[[str, str, int, bool], Path], mirrored: bool) -> None:
+    """decord rotates MP4s by its own FFmpeg filters: an independent check of what 'upright' means."""
+    import decord
+
+    path = phone_clip("libx264", "mp4", 180, mirrored)
+    by_decord_itself = decord.VideoReader(str(path)).get_batch(list(range(N_PHONE))).asnumpy()
+    ours = read_video(path, backend="pyav").frames
+    if mirrored:
+        # a half turn then a left-right mirror is an up-down mirror, whose rotation angle is 0: decord,
+        # which only rotates, leaves those frames as stored, i.e. ours upside down
+        by_decord_itself = by_decord_itself[:, ::-1]
+    assert np.abs(by_decord_itself.astype(int) - ours.astype(int)).mean() < 2.0
+
+
+@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="the ffmpeg command is not installed (optional cross-check)")
+@pytest.mark.parametrize(("encoder", "container", "rotation", "mirrored"), [
+    ("libx264", "mp4", 90, True), ("libx265", "mp4", 270, False), ("libvpx-vp9", "webm", 90, False),
+    ("libsvtav1", "mkv", 180, True),
+])
+def test_frames_match_ffmpeg_autorotate(
+    phone_clip: Callable[[str, str, int, bool], Path], encoder: str, container: str, rotation: int, mirrored: bool
+) -> None:
+    """The ffmpeg command turns frames upright by itself (autorotate): ours must look the same."""
+    path = phone_clip(encoder, container, rotation, mirrored)
+    ours = read_video(path).frames
+    raw = subprocess.run(
+        ["ffmpeg", "-v", "error", "-i", str(path), "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+        capture_output=True, check=True,
+    ).stdout
+    theirs = np.frombuffer(raw, np.uint8).reshape(ours.shape)
+    assert np.abs(theirs.astype(int) - ours.astype(int)).mean() < 2.0
+
+
+def test_rotated_clip_without_decord(phone_clip: Callable[[str, str, int, bool], Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    path = phone_clip("libx264", "mkv", 270, False)
+    monkeypatch.setitem(sys.modules, "decord", None)
+    result = read_video(path, target_fps=5)
+    assert result.backend == "pyav" and result.frames.shape[1:3] == UPRIGHT
+    assert frame_numbers(result) == [1, 3, 5]
+
+
+def test_rotated_clip_resizes_upright(phone_clip: Callable[[str, str, int, bool], Path]) -> None:
+    result = read_video(phone_clip("libx264", "mp4", 90, False), max_side=48)
+    assert result.frames.shape[1:3] == (48, 32)
+    assert frame_numbers(result) == list(range(1, N_PHONE + 1))
+
+
+@pytest.mark.parametrize("suffix", [".jpg", ".png"])
+def test_image_dir_honours_exif_orientation(tmp_path: Path, suffix: str) -> None:
+    """Each frame stored with a different EXIF orientation (1..8) still reads upright, like Pillow shows it."""
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    for tag in range(1, 9):
+        stored = from_exif(tag).inverse().apply(numbered_frame(tag, *UPRIGHT))
+        image = Image.fromarray(np.ascontiguousarray(stored))
+        exif = image.getexif()
+        exif[EXIF_ORIENTATION_TAG] = tag
+        image.save(folder / f"{tag:02d}{suffix}", exif=exif, quality=95)
+    result = read_video(folder, fps_original=8)
+    assert result.frames.shape == (8, *UPRIGHT, 3)
+    assert frame_numbers(result) == list(range(1, 9))
+    for file, frame in zip(sorted(folder.iterdir()), result.frames):
+        with Image.open(file) as image:
+            assert np.array_equal(frame, np.asarray(ImageOps.exif_transpose(image).convert("RGB")))
+    info = probe_video(folder, fps_original=8)
+    assert (info.height, info.width) == UPRIGHT
+
+
+# --------------------------------------------------------------------------- variable frame rate
+
+VFR_TIMES = [i / 30 for i in range(21)] + [0.7 + 0.5 * k for k in range(1, 8)]
+"""0.7 s at 30 fps, then one frame every 0.5 s (a phone in low light)."""
+
+
+@pytest.fixture(scope="module")
+def vfr_clips(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("vfr")
+    frames = lambda: numbered(len(VFR_TIMES))  # noqa: E731
+    return {
+        "mp4": write_video(root / "vfr.mp4", frames(), 30, "libx264", times_s=VFR_TIMES),
+        "mkv": write_video(root / "vfr.mkv", frames(), 30, "libx264", times_s=VFR_TIMES),
+        "webm": write_video(root / "vfr.webm", frames(), 30, "libvpx-vp9", times_s=VFR_TIMES),
+        "cfr_ms": write_video(root / "ntsc_ms.mkv", numbered(60), 30000 / 1001),  # 29.97 fps in whole ms
+        "dropped": write_video(
+            root / "dropped.mkv", numbered(59), 30, "libx264", times_s=[i / 30 for i in range(60) if i != 30]
+        ),
+    }
+
+
+@pytest.mark.parametrize("container", ["mp4", "mkv", "webm"])
+@pytest.mark.parametrize("backend", ["auto", "decord", "pyav"])
+def test_vfr_is_sampled_by_presentation_time(vfr_clips: dict[str, Path], container: str, backend: str) -> None:
+    """At 1 fps: the frames nearest 0, 1, 2, 3, 4 s, reported at their true times (not index / average fps)."""
+    result = read_video(vfr_clips[container], target_fps=1, backend=backend)
+    assert result.frame_indices.tolist() == [0, 21, 23, 25, 27]
+    assert frame_numbers(result) == [0, 21, 23, 25, 27]
+    assert result.times_s.tolist() == pytest.approx([0.0, 1.2, 2.2, 3.2, 4.2], abs=1e-3)
+    assert result.variable_frame_rate and result.stride is None
+    assert result.fps == pytest.approx(4 / 4.2, rel=1e-3)
+    if backend != "auto":
+        assert result.backend == backend
+
+
+@pytest.mark.parametrize("backend", ["decord", "pyav"])
+def test_vfr_trim_counts_frames_and_starts_the_clock(vfr_clips: dict[str, Path], backend: str) -> None:
+    result = read_video(vfr_clips["mkv"], target_fps=4, frames_trim=(10, 24), backend=backend)
+    # grid from frame 10 (0.333 s): +0, +0.25, +0.5, +0.75 ... up to frame 23 (2.2 s)
+    assert result.frame_indices.tolist() == [10, 17, 20, 21, 22, 23]
+    assert frame_numbers(result) == result.frame_indices.tolist()
+    expected = [VFR_TIMES[i] - VFR_TIMES[10] for i in (10, 17, 20, 21, 22, 23)]
+    assert result.times_s.tolist() == pytest.approx(expected, abs=1e-3)
+    everything = read_video(vfr_clips["mkv"], backend=backend)
+    assert everything.times_s.tolist() == pytest.approx(VFR_TIMES, abs=1e-3)
+
+
+def test_vfr_probe_and_notice(vfr_clips: dict[str, Path], caplog: pytest.LogCaptureFixture) -> None:
+    info = probe_video(vfr_clips["mp4"])
+    assert info.variable_frame_rate and info.n_frames == len(VFR_TIMES)
+    with caplog.at_level(logging.INFO, logger="viddiff.video"):
+        read_video(vfr_clips["mp4"], target_fps=2, fps_original=30)  # a nominal rate is not "disagreeing"
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("variable frame rate" in m for m in messages)
+    assert not any("disagrees" in m or "integer divisor" in m for m in messages)
+
+
+def test_constant_rate_with_rounded_timestamps_keeps_the_stride(vfr_clips: dict[str, Path]) -> None:
+    result = read_video(vfr_clips["cfr_ms"], target_fps=30000 / 1001 / 3)
+    assert not result.variable_frame_rate and result.stride == 3
+    assert result.frame_indices.tolist() == list(range(0, 60, 3))
+    assert result.times_s.tolist() == pytest.approx([i * 1001 / 30000 for i in range(0, 60, 3)])
+    assert not probe_video(vfr_clips["cfr_ms"]).variable_frame_rate
+
+
+def test_dropped_frame_makes_times_true(vfr_clips: dict[str, Path]) -> None:
+    """A 30 fps clip missing frame 30: after the gap, index/fps would be a frame early."""
+    true_times = [i / 30 for i in range(60) if i != 30]
+    result = read_video(vfr_clips["dropped"], target_fps=10)
+    assert result.variable_frame_rate and frame_numbers(result) == result.frame_indices.tolist()
+    assert result.times_s.tolist() == pytest.approx([true_times[i] for i in result.frame_indices], abs=1e-3)
+    grid = np.arange(len(result.times_s)) / 10  # each grid point got its nearest frame: at most 1/30 s off at the gap
+    assert np.abs(result.times_s - grid).max() <= 1 / 30 + 1e-3
+    assert result.frame_indices[-1] == 56 and result.times_s[-1] == pytest.approx(57 / 30, abs=1e-3)
+
+
+def test_vfr_without_decord(vfr_clips: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "decord", None)
+    result = read_video(vfr_clips["mp4"], target_fps=1)
+    assert result.backend == "pyav" and frame_numbers(result) == [0, 21, 23, 25, 27]
+
+
+# --------------------------------------------------------------------------- decoder choice
+
+
+@pytest.fixture(scope="module")
+def codec_clips(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("codecs")
+    clips = {}
+    for name, encoder, suffix in (("hevc", "libx265", "mp4"), ("av1", "libsvtav1", "mkv")):
+        if _has_encoder(encoder):
+            clips[name] = write_video(root / f"{name}.{suffix}", numbered(20, 64, 64), 10, encoder)
+    return clips
+
+
+def _clip(codec_clips: dict[str, Path], name: str) -> Path:
+    if name not in codec_clips:
+        pytest.skip(f"this PyAV/FFmpeg build cannot encode {name}")
+    return codec_clips[name]
+
+
+@pytest.mark.parametrize(("name", "backend"), [("h264_30", "decord"), ("mpeg4", "decord"), ("vp9", "pyav")])
+def test_decoder_chosen_from_the_codec(videos: dict[str, Path], name: str, backend: str) -> None:
+    assert probe_video(videos[name]).backend == backend
+
+
+def test_hevc_goes_to_decord_and_av1_to_pyav(codec_clips: dict[str, Path], caplog: pytest.LogCaptureFixture) -> None:
+    hevc, av1 = _clip(codec_clips, "hevc"), _clip(codec_clips, "av1")
+    assert probe_video(hevc).codec == "hevc" and read_video(hevc, target_fps=5).backend == "decord"
+    with caplog.at_level(logging.DEBUG, logger="viddiff.video"):
+        result = read_video(av1, target_fps=5)
+    assert result.backend == "pyav" and frame_numbers(result) == list(range(0, 20, 2))
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]  # no decord failure, no fallback
+    assert any("codec av1" in r.getMessage() for r in caplog.records)
+    with pytest.raises(VideoError, match="decord cannot open it.*av1"):
+        read_video(av1, backend="decord")
+
+
+@pytest.mark.parametrize("backend", ["auto", "decord", "pyav"])
+def test_frame_count_in_errors_comes_from_the_probe(videos: dict[str, Path], backend: str) -> None:
+    with pytest.raises(VideoError, match="a video with 45 frames"):
+        read_video(videos["vp9"], frames_trim=(50, None), backend=backend)
+    assert probe_video(videos["vp9"], backend=backend).n_frames == 45

@@ -235,6 +235,7 @@ class VidDiff:
                 frames_b,
                 seconds_between_frames=_seconds_between(kf.a.times_s, kf.b.times_s),
                 meter=meter,
+                frame_times_s=(kf.a.times_s, kf.b.times_s),
             )
 
         predictions = list(await asyncio.gather(*(judge(d) for d in proposal.differences)))
@@ -515,7 +516,25 @@ def _one_shot(config: Optional[Config], call: Callable[["VidDiff"], Awaitable[R]
     return _run_sync(run())
 
 
+def check_compare_flags(args) -> None:
+    """The command line's own words for the mistakes ``build_sample`` would report in Python terms."""
+    if args.n_differences is not None and args.n_differences < 1:
+        raise ViddiffError(f"--n-differences must be at least 1, got {args.n_differences}")
+    if args.describe:
+        return
+    if not (args.action or "").strip():
+        raise ViddiffError("--action is required: say what the videos show, e.g. --action 'barbell back squat'")
+    if args.difference and args.n_differences is not None:
+        raise ViddiffError("give --difference (closed mode) or --n-differences (open mode), not both")
+    if not args.difference and args.n_differences is None:
+        raise ViddiffError(
+            "give --difference TEXT to check a statement (closed mode, repeatable) "
+            "or --n-differences N to have differences proposed (open mode)"
+        )
+
+
 def cli_compare(args) -> int:
+    check_compare_flags(args)
     from viddiff.report.compare import PairOutputs
 
     cfg = config_from_args(args)
@@ -565,12 +584,16 @@ def _fmt_times(times: list[float]) -> str:
 
 
 def _frame_rate_notes(videos: tuple[VideoFrames, VideoFrames]) -> list[str]:
-    """Flag a pair recorded at different frame rates: keyframe spacing then differs per video and the
-    VLM is told one average time between frames, which matters when reading speed-related verdicts."""
+    """Flag variable-frame-rate videos and a pair recorded at different frame rates: keyframe spacing then
+    differs per video (the VLM is told each video's frame times), which matters for speed-related verdicts."""
     a, b = videos
+    notes = [
+        f"video {name} has a variable frame rate: its frames were picked by presentation time"
+        for name, video in (("A", a), ("B", b)) if video.variable_frame_rate
+    ]
     if math.isclose(a.fps_original, b.fps_original, rel_tol=0.01):
-        return []
-    return [
+        return notes
+    return notes + [
         f"the videos have different frame rates: A {a.fps_original:g} fps (sampled at {a.fps:.3g} fps), "
         f"B {b.fps_original:g} fps (sampled at {b.fps:.3g} fps)"
     ]

@@ -490,10 +490,11 @@ def cli_stats(args: Any) -> int:
     if not stats:
         print("empty")
         return 0
-    width = max(len(ns) for ns in stats)
-    print(f"{'namespace':<{width}}  {'entries':>9}  {'data':>10}")
-    for ns, s in stats.items():
-        print(f"{ns:<{width}}  {s['entries']:>9}  {_human(s['bytes']):>10}")
+    rows = [(ns, str(s["entries"]), _human(s["bytes"])) for ns, s in stats.items()]
+    header = ("namespace", "entries", "data")
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(3)]
+    for ns, entries, data in [header, *rows]:
+        print(f"{ns:<{widths[0]}}  {entries:>{widths[1]}}  {data:>{widths[2]}}")
     return 0
 
 

@@ -2,22 +2,42 @@
 
 Parsing lives here; each subcommand's work lives in the module that owns it
 and is imported lazily, so ``viddiff --help`` stays fast and a missing heavy
-dependency only affects the commands that need it.
+dependency only affects the commands that need it. Console output (log lines,
+progress, library noise) is set up by :mod:`viddiff.console`.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 import traceback
 from typing import Callable, Optional, Sequence
 
+from viddiff import __version__
 from viddiff.errors import ViddiffError
 
 Handler = Callable[[argparse.Namespace], int]
 MODES = ["closed", "open", "describe"]
 MODE_HELP = "VidDiffBench: closed or open (required); ViDiC-1K: describe (the default there)"
+RESUME_HELP = (
+    "continue a stopped run in --output: keeps its finished samples, retries failed ones "
+    "(default: off; a directory holding results is refused)"
+)
+
+
+def _global_flags(*, with_defaults: bool) -> argparse.ArgumentParser:
+    """``--debug`` and ``-q`` for the main parser and (without defaults, so they never reset a value
+    given before the subcommand) for every subcommand, so they work on either side of it."""
+    flags = argparse.ArgumentParser(add_help=False)
+    unset = {} if with_defaults else {"default": argparse.SUPPRESS}
+    flags.add_argument(
+        "--debug", action="store_true", **unset,
+        help="show tracebacks, debug logs and library messages (FFmpeg, open_clip, HTTP) (default: off)",
+    )
+    flags.add_argument(
+        "-q", "--quiet", action="store_true", **unset, help="only warnings and errors, no progress (default: off)"
+    )
+    return flags
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
@@ -28,7 +48,7 @@ def _add_config_args(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a config value, e.g. --set localizer.method=uniform (repeatable)",
+        help="override a config value, e.g. --set localizer.method=uniform (repeatable; default: none)",
     )
 
 
@@ -38,56 +58,89 @@ def _add_dataset_args(p: argparse.ArgumentParser) -> None:
         choices=["viddiffbench", "vidic"],
         help="which benchmark --dataset holds (default: data.benchmark, i.e. viddiffbench)",
     )
-    p.add_argument("--dataset", help="'hf' (HF hub) or a local dataset directory / .json / .jsonl / .parquet file")
-    p.add_argument("--split", choices=["easy", "medium", "hard"], action="append", help="benchmark split (repeatable)")
-    p.add_argument("--subset", type=int, metavar="N_PER_ACTION", help="keep the first N samples of each action")
-    p.add_argument("--limit", type=int, metavar="N", help="keep the first N samples")
+    p.add_argument(
+        "--dataset",
+        help="'hf' (HF hub) or a local dataset directory / .json / .jsonl / .parquet file (default: data.dataset, i.e. hf)",
+    )
+    p.add_argument(
+        "--split", choices=["easy", "medium", "hard"], action="append",
+        help="benchmark split (repeatable; default: every split)",
+    )
+    p.add_argument(
+        "--subset", type=int, metavar="N_PER_ACTION", help="keep the first N samples of each action (default: all)"
+    )
+    p.add_argument("--limit", type=int, metavar="N", help="keep the first N samples (default: all)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="viddiff",
         description="Video action differencing: the VidDiff method and the VidDiffBench evaluation.",
+        parents=[_global_flags(with_defaults=True)],
     )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
-    parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    flags = [_global_flags(with_defaults=False)]
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    run = sub.add_parser("run", help="run the VidDiff method on VidDiffBench and score it")
+    run = sub.add_parser("run", help="run the VidDiff method on VidDiffBench and score it", parents=flags)
     _add_dataset_args(run)
     run.add_argument("--mode", choices=MODES, help=MODE_HELP)
     run.add_argument("--output", help="results directory (default: runs/<split>-<mode>)")
-    run.add_argument("--resume", action="store_true", help="continue a killed run in --output")
-    run.add_argument("--swap-videos", action="store_true", help="sanity check: swap A and B (predictions should flip)")
-    run.add_argument("--same-video", action="store_true", help="sanity check: B := A (predictions should split evenly)")
-    run.add_argument("--save-visuals", action="store_true", help="write segmentation plots and keyframe strips")
+    run.add_argument("--resume", action="store_true", help=RESUME_HELP)
     run.add_argument(
-        "--report", action="store_true", help="write an HTML report: <output>/report/index.html and one page per sample"
+        "--swap-videos", action="store_true", help="sanity check: swap A and B (predictions should flip) (default: off)"
     )
     run.add_argument(
-        "--report-embed-videos", action="store_true", help="copy the videos into the report pages instead of linking them"
+        "--same-video", action="store_true",
+        help="sanity check: B := A (predictions should split evenly) (default: off)",
+    )
+    run.add_argument(
+        "--save-visuals", action="store_true", help="write segmentation plots and keyframe strips (default: off)"
+    )
+    run.add_argument(
+        "--report", action="store_true",
+        help="write an HTML report: <output>/report/index.html and one page per sample (default: off)",
+    )
+    run.add_argument(
+        "--report-embed-videos", action="store_true",
+        help="copy the videos into the report pages instead of linking them (default: off)",
     )
     _add_config_args(run)
     run.set_defaults(handler="viddiff.pipeline:cli_run")
 
-    cmp_ = sub.add_parser("compare", help="compare two of your own videos")
-    cmp_.add_argument("video_a")
-    cmp_.add_argument("video_b")
-    cmp_.add_argument("--action", help="what the action is, e.g. 'barbell back squat' (optional with --describe)")
+    cmp_ = sub.add_parser("compare", help="compare two of your own videos", parents=flags)
+    cmp_.add_argument("video_a", help="video A: a video file (.mp4, .mov, .webm, ...) or a directory of frame images")
+    cmp_.add_argument("video_b", help="video B, the same kinds as video A")
+    cmp_.add_argument(
+        "--action",
+        help="what the action is, e.g. 'barbell back squat' (required, except with --describe; default: none)",
+    )
     cmp_.add_argument(
         "--describe",
         action="store_true",
-        help="write a ViDiC-style description of similarities and differences along 7 dimensions",
+        help="write a ViDiC-style description of similarities and differences along 7 dimensions (default: off)",
     )
-    cmp_.add_argument("--difference", action="append", default=[], help="a candidate difference (closed mode; repeatable)")
-    cmp_.add_argument("--n-differences", type=int, help="open mode: propose at most N differences")
-    cmp_.add_argument("--fps", type=float, help="inference fps (default: data.default_fps)")
-    cmp_.add_argument("--fps-original", type=float, help="frame rate of image-directory videos (files carry their own)")
-    cmp_.add_argument("--json", action="store_true", help="print the result as JSON")
-    cmp_.add_argument("--report", metavar="FILE.html", help="write a self-contained HTML report of the comparison")
     cmp_.add_argument(
-        "--report-embed-videos", action="store_true", help="copy both videos into the report instead of linking them"
+        "--difference", action="append", default=[], metavar="TEXT",
+        help="closed mode: a statement to check, e.g. 'the squat is deeper' (repeatable; default: none)",
+    )
+    cmp_.add_argument(
+        "--n-differences", type=int, metavar="N",
+        help="open mode: propose at most N differences (default: none; with --describe: vidic.n_differences)",
+    )
+    cmp_.add_argument("--fps", type=float, help="inference fps (default: data.default_fps)")
+    cmp_.add_argument(
+        "--fps-original", type=float, metavar="FPS",
+        help="frame rate of image-directory videos; files carry their own (default: none)",
+    )
+    cmp_.add_argument("--json", action="store_true", help="print the result as JSON (default: off, a table)")
+    cmp_.add_argument(
+        "--report", metavar="FILE.html", help="write a self-contained HTML report of the comparison (default: none)"
+    )
+    cmp_.add_argument(
+        "--report-embed-videos", action="store_true",
+        help="copy both videos into the report instead of linking them (default: off)",
     )
     cmp_.add_argument(
         "--save-visuals",
@@ -99,12 +152,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_args(cmp_)
     cmp_.set_defaults(handler="viddiff.api:cli_compare")
 
-    ev = sub.add_parser("eval", help="score VidDiffBench predictions or ViDiC-1K responses (--benchmark vidic)")
+    ev = sub.add_parser(
+        "eval", help="score VidDiffBench predictions or ViDiC-1K responses (--benchmark vidic)", parents=flags
+    )
     ev.add_argument(
         "--predictions",
         required=True,
         help="VidDiffBench: official predictions JSON; ViDiC-1K: responses, as `viddiff run` writes them "
-        '([{"id", "response"}]), {id: text}, or a ViDiC-1K repository response list',
+        '([{"id", "response"}]), {id: text}, or a ViDiC-1K repository response list (required)',
     )
     ev.add_argument("--mode", choices=MODES, help=MODE_HELP)
     _add_dataset_args(ev)
@@ -116,46 +171,54 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_args(ev)
     ev.set_defaults(handler="viddiff.eval.cli:cli_eval")
 
-    base = sub.add_parser("baseline", help="LMM baseline: frames of both videos to a multimodal chat model")
-    base.add_argument("--model", required=True)
+    base = sub.add_parser(
+        "baseline", help="LMM baseline: frames of both videos to a multimodal chat model", parents=flags
+    )
+    base.add_argument(
+        "--model", required=True, help="chat model name as the endpoint knows it, e.g. gpt-4o-2024-08-06 (required)"
+    )
     _add_dataset_args(base)
     base.add_argument("--mode", choices=MODES, help=MODE_HELP)
-    base.add_argument("--output")
-    base.add_argument("--resume", action="store_true")
+    base.add_argument("--output", help="results directory (default: runs/baseline-<model>-<split>-<mode>)")
+    base.add_argument("--resume", action="store_true", help=RESUME_HELP)
     _add_config_args(base)
     base.set_defaults(handler="viddiff.baselines.lmm:cli_baseline")
 
-    abl = sub.add_parser("ablate", help="all localizer variants over one split, one table beside the paper's")
+    abl = sub.add_parser(
+        "ablate", help="all localizer variants over one split, one table beside the paper's", parents=flags
+    )
     _add_dataset_args(abl)
-    abl.add_argument("--mode", choices=["closed"], default="closed", help="closed accuracy (the paper's ablation)")
+    abl.add_argument("--mode", choices=["closed"], default="closed", help="closed accuracy, the paper's ablation (default: closed)")
     abl.add_argument(
         "--variant",
         action="append",
         help="localizer method to include (repeatable; default: all, see `localizer.method`)",
     )
     abl.add_argument("--output", help="results directory (default: runs/ablate-<split>-closed)")
-    abl.add_argument("--resume", action="store_true", help="continue a killed ablation in --output")
+    abl.add_argument("--resume", action="store_true", help=RESUME_HELP)
     _add_config_args(abl)
     abl.set_defaults(handler="viddiff.ablate:cli_ablate")
 
-    data = sub.add_parser("data", help="dataset tools")
+    data = sub.add_parser("data", help="dataset tools", parents=flags)
     data_sub = data.add_subparsers(dest="data_command", metavar="DATA_COMMAND")
     data_sub.required = True
-    synth = data_sub.add_parser("synth", help="write the synthetic benchmark (offline tests and demos)")
-    synth.add_argument("--out", required=True)
-    synth.add_argument("--pairs", type=int, default=12)
-    synth.add_argument("--seed", type=int, default=0)
+    synth = data_sub.add_parser("synth", help="write the synthetic benchmark (offline tests and demos)", parents=flags)
+    synth.add_argument("--out", required=True, help="directory to write the videos and dataset.jsonl to (required)")
+    synth.add_argument("--pairs", type=int, default=12, help="number of video pairs (default: 12)")
+    synth.add_argument("--seed", type=int, default=0, help="random seed; the same seed writes the same data (default: 0)")
     synth.add_argument(
-        "--benchmark", choices=["viddiffbench", "vidic"], default="viddiffbench", help="row format to write"
+        "--benchmark", choices=["viddiffbench", "vidic"], default="viddiffbench",
+        help="row format to write (default: viddiffbench)",
     )
     synth.set_defaults(handler="viddiff.data.synthetic:cli_synth")
-    check = data_sub.add_parser("check", help="list missing or unreadable videos of a dataset")
+    check = data_sub.add_parser("check", help="list missing or unreadable videos of a dataset", parents=flags)
     _add_dataset_args(check)
     _add_config_args(check)
     check.set_defaults(handler="viddiff.data.check:cli_check")
     download = data_sub.add_parser(
         "download",
         help="fetch and unpack the video archives the benchmark repo ships; print the steps for the others' videos",
+        parents=flags,
     )
     _add_dataset_args(download)
     download.add_argument(
@@ -164,17 +227,17 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["fitness", "ballsports", "diving", "music", "surgery"],
         help="only this domain (repeatable; default: every domain of the selected samples)",
     )
-    download.add_argument("--keep-archives", action="store_true", help="keep the zip files after unpacking them")
+    download.add_argument("--keep-archives", action="store_true", help="keep the zip files after unpacking them (default: off)")
     _add_config_args(download)
     download.set_defaults(handler="viddiff.data.download:cli_download")
 
-    cache = sub.add_parser("cache", help="model-call cache tools")
+    cache = sub.add_parser("cache", help="model-call cache tools", parents=flags)
     cache_sub = cache.add_subparsers(dest="cache_command", metavar="CACHE_COMMAND")
     cache_sub.required = True
-    stats = cache_sub.add_parser("stats", help="entries and size per kind")
+    stats = cache_sub.add_parser("stats", help="entries and size per kind", parents=flags)
     _add_config_args(stats)
     stats.set_defaults(handler="viddiff.cache:cli_stats")
-    clear = cache_sub.add_parser("clear", help="delete every cached entry")
+    clear = cache_sub.add_parser("clear", help="delete every cached entry", parents=flags)
     _add_config_args(clear)
     clear.set_defaults(handler="viddiff.cache:cli_clear")
     return parser
@@ -187,23 +250,36 @@ def _resolve(spec: str) -> Handler:
     return getattr(importlib.import_module(module_name), func_name)
 
 
+def interrupted_message(args: argparse.Namespace) -> str:
+    """What Ctrl-C leaves behind and how to go on: resumable commands name ``--resume`` and their output."""
+    if not hasattr(args, "resume"):
+        return "viddiff: interrupted"
+    output = getattr(args, "output", None)
+    where = f"--output {output}" if output else "the same --output"
+    return (
+        "viddiff: interrupted; finished samples are saved. "
+        f"To continue, run the same command with --resume and {where}"
+    )
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from viddiff.console import console_session
+
     parser = build_parser()
     args = parser.parse_args(argv)
-    level = logging.DEBUG if args.debug else logging.WARNING if args.quiet else logging.INFO
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-    for noisy in ("httpx", "httpx2", "openai", "httpcore", "urllib3", "PIL"):
-        logging.getLogger(noisy).setLevel(logging.WARNING if not args.debug else logging.DEBUG)
-    try:
-        return int(_resolve(args.handler)(args) or 0)
-    except ViddiffError as exc:
-        if args.debug:
-            traceback.print_exc()
-        print(f"viddiff: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("viddiff: interrupted", file=sys.stderr)
-        return 130
+    with console_session(debug=args.debug, quiet=args.quiet) as console:
+        try:
+            return int(_resolve(args.handler)(args) or 0)
+        except ViddiffError as exc:
+            if args.debug:
+                traceback.print_exc()
+            console.summarize_repeats()  # the last line a user sees is what went wrong
+            print(f"viddiff: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            console.summarize_repeats()
+            print(interrupted_message(args), file=sys.stderr)
+            return 130
 
 
 if __name__ == "__main__":

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Optional
 
 from pydantic import BaseModel
-from tqdm.auto import tqdm
 
 from viddiff.api import VidDiff
 from viddiff.config import Config, config_from_args, resolve_mode
+from viddiff.console import stage_progress
 from viddiff.data import load_benchmark
 from viddiff.data.viddiffbench import Dataset
 from viddiff.errors import InvalidAnswerError, VideoError, ViddiffError
@@ -127,10 +127,7 @@ async def _process_all(
     vd, todo: list[tuple[int, Sample]], mode: Mode, store: ResultsStore, cfg: Config
 ) -> tuple[dict[str, SampleResult], list[dict]]:
     sem = asyncio.Semaphore(cfg.run.max_samples_in_flight)
-    bars = {
-        name: tqdm(total=len(todo), desc=f"{name:<11}", position=i, unit="sample", leave=True)
-        for i, name in enumerate(vd.stages)
-    }
+    bars = stage_progress(vd.stages, len(todo))
     results: dict[str, SampleResult] = {}
     failures: list[dict] = []
 
@@ -270,6 +267,7 @@ def cli_run_method(cfg: Config, args, method_factory, default_output: Path) -> i
     report, embed = getattr(args, "report", False), getattr(args, "report_embed_videos", False)
     if embed and not report:
         raise ViddiffError("--report-embed-videos needs --report")
+    args.output = str(output)  # named by the Ctrl-C hint (viddiff.cli.interrupted_message)
     outcome = run_benchmark(
         cfg, mode=args.mode, splits=args.split, output_dir=output, resume=args.resume, method_factory=method_factory,
         report=report, report_embed_videos=embed,

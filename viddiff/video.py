@@ -1,12 +1,20 @@
-"""Read the frames of a video (file or image directory) at a target fps, within a trim.
+"""Read the frames of a video (file or image directory) at a target fps, within a trim, upright.
 
 Only the sampled frames are ever decoded into arrays, so memory scales with the
 number of samples, not with the video length (long surgery videos at 30 fps).
-decord is used when it is installed and works on the file; on any decord
-failure the read falls back to PyAV, which decodes everything FFmpeg does.
+Files are probed with PyAV first; decord reads the constant-orientation H.264/HEVC/MPEG-4
+files it handles exactly (it is fast at random access), PyAV everything else (VP9, AV1,
+rotated phone clips) and whatever decord fails on.
+
+Frames come out as the video is meant to be seen: a display matrix (phones: portrait clips
+stored landscape) or EXIF orientation (image folders) is applied. Constant-frame-rate sources
+are sampled by an integer stride; variable-frame-rate files by presentation time, and
+``VideoFrames.times_s`` are true seconds either way.
 
 Frame indices always refer to the whole source (a trim does not renumber), so
-keyframes chosen downstream can be mapped back to the original video.
+keyframes chosen downstream can be mapped back to the original video. A trim counts
+frames in presentation order, as ffprobe lists them; for a variable-frame-rate file its
+start frame is time 0 of the sampled sequence and its frames keep their own timestamps.
 """
 
 from __future__ import annotations
@@ -21,7 +29,20 @@ from typing import TYPE_CHECKING, Generator, Iterator, Optional, Protocol, Seque
 
 import numpy as np
 
+from viddiff.console import ONCE_PER_RUN
 from viddiff.errors import VideoError
+from viddiff.video_orientation import IDENTITY, Orientation
+from viddiff.video_sources import (
+    IMAGE_SUFFIXES,
+    DecordSource,
+    FileProbe,
+    ImageDirSource,
+    PyAVSource,
+    decord_unfit_reason,
+    import_decord,
+    probe_file,
+)
+from viddiff.video_timing import is_constant_rate, mean_rate, nearest_to_grid
 
 if TYPE_CHECKING:
     from viddiff.schema import VideoRef
@@ -32,16 +53,18 @@ PathLike = Union[str, Path]
 Trim = Optional[Sequence[Optional[int]]]
 _Frames = Generator[np.ndarray, None, None]
 
-IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".webp"})
+__all__ = [
+    "BACKENDS", "IMAGE_SUFFIXES", "VideoFrames", "VideoInfo", "compute_stride", "probe_video", "read_pair",
+    "read_video", "read_video_ref", "resolve_trim", "scaled_size",
+]
 BACKENDS = ("auto", "decord", "pyav")
 _FPS_TOLERANCE = 0.01  # relative disagreement between caller and container fps that is reported
 _STRIDE_TOLERANCE = 1e-6
-_DECORD_CHUNK_BYTES = 32 * 2**20  # full-resolution frames held at once by a decord batch (x2: its copy)
 
 
 @dataclass(frozen=True)
 class VideoInfo:
-    """What a source holds, as seen by the backend that will read it."""
+    """What a source holds, as the viewer sees it (upright size) and as ffprobe counts it."""
 
     path: str
     fps: float
@@ -49,30 +72,44 @@ class VideoInfo:
     width: int
     height: int
     backend: str
+    """The reader ``read_video`` would use first ('decord', 'pyav' or 'images')."""
+    codec: str = ""
+    orientation: Orientation = IDENTITY
+    """Display transform applied to the stored frames (from the display matrix)."""
+    variable_frame_rate: bool = False
 
 
 @dataclass(frozen=True)
 class VideoFrames:
-    """The sampled frames of a source and where each came from."""
+    """The sampled frames of a source, where each came from, and when it is shown."""
 
     frames: np.ndarray
-    """(N, H, W, 3) uint8 RGB, only the sampled frames."""
+    """(N, H, W, 3) uint8 RGB, upright, only the sampled frames."""
     frame_indices: np.ndarray
     """(N,) int64 index of each frame in the whole source."""
     fps: float
-    """Effective fps of the sampled sequence (``fps_original / stride``)."""
+    """Effective fps of the sampled sequence (``fps_original / stride``; variable rate: its average)."""
     fps_original: float
-    stride: int
+    stride: Optional[int]
+    """Integer source stride; ``None`` when frames were picked by presentation time (variable frame rate)."""
     start: int
     """Trim start actually applied (inclusive)."""
     end: int
     """Trim end actually applied (exclusive)."""
     n_frames_source: int
     backend: str
+    frame_times_s: Optional[np.ndarray] = None
+    """Presentation times of a variable-rate source's sampled frames, since the trim start (else ``None``)."""
+
+    @property
+    def variable_frame_rate(self) -> bool:
+        return self.frame_times_s is not None
 
     @property
     def times_s(self) -> np.ndarray:
-        """Seconds of each sampled frame since the trim start."""
+        """Seconds of each sampled frame since the trim start: true presentation times."""
+        if self.frame_times_s is not None:
+            return self.frame_times_s
         return (self.frame_indices - self.start) / self.fps_original
 
     def at(self, frame_indices: Sequence[int]) -> list[np.ndarray]:
@@ -105,12 +142,12 @@ def compute_stride(fps_original: float, target_fps: Optional[float]) -> int:
     if target_fps > fps_original:
         logger.warning(
             "target fps %g exceeds the video's %g fps; using every frame (%g fps)",
-            target_fps, fps_original, fps_original,
+            target_fps, fps_original, fps_original, extra=ONCE_PER_RUN,
         )
     elif abs(ratio - round(ratio)) > _STRIDE_TOLERANCE:
         logger.warning(
             "target fps %g is not an integer divisor of %g fps; using stride %d (%g fps)",
-            target_fps, fps_original, stride, fps_original / stride,
+            target_fps, fps_original, stride, fps_original / stride, extra=ONCE_PER_RUN,
         )
     return stride
 
@@ -157,196 +194,25 @@ def scaled_size(width: int, height: int, max_side: Optional[int]) -> tuple[int, 
 
 
 class _Source(Protocol):
-    """An opened video: its metadata and a way to decode chosen frames in order."""
+    """An opened video: a backend name and a way to decode chosen frames (sorted indices), upright, in order."""
 
-    info: VideoInfo
-
-    def iter_frames(self, indices: np.ndarray) -> _Frames:
-        """Yield one full-resolution RGB frame per (sorted) index, in order."""
-
-
-class _ImageDirSource:
-    """A directory of frame images, ordered by file name."""
-
-    def __init__(self, path: Path, fps_original: Optional[float]):
-        if fps_original is None:
-            raise VideoError(
-                f"{path}: is an image directory, which has no frame rate; give its fps (fps_original in a dataset row or the API, --fps-original on the command line)"
-            )
-        self.files = sorted(
-            (p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES and not p.name.startswith(".")),
-            key=lambda p: p.name,
-        )
-        if not self.files:
-            raise VideoError(
-                f"{path}: image directory has no images ({', '.join(sorted(IMAGE_SUFFIXES))}); "
-                "check the path points at the frames folder"
-            )
-        sizes = {self._size(p) for p in self.files}
-        if len(sizes) > 1:
-            raise VideoError(
-                f"{path}: images have different sizes {sorted(sizes)}; all frames of a video must share one size"
-            )
-        (width, height), = sizes
-        self.info = VideoInfo(str(path), float(fps_original), len(self.files), width, height, "images")
-
-    @staticmethod
-    def _size(file: Path) -> tuple[int, int]:
-        """Image size from the header only, so probing a long frame folder stays cheap."""
-        from PIL import Image
-
-        try:
-            with Image.open(file) as image:
-                return image.size
-        except Exception as exc:
-            raise VideoError(f"{file}: unreadable image ({exc}); replace or remove it") from exc
+    backend: str
 
     def iter_frames(self, indices: np.ndarray) -> _Frames:
-        from PIL import Image
-
-        for index in indices:
-            file = self.files[index]
-            try:
-                with Image.open(file) as image:
-                    frame = np.asarray(image.convert("RGB"))
-            except Exception as exc:
-                raise VideoError(f"{file}: unreadable image ({exc}); replace or remove it") from exc
-            yield frame
+        """Yield one full-resolution upright RGB frame per index."""
 
 
-def _import_decord() -> Optional[ModuleType]:
-    """decord if it imports, else None (it is optional and x86_64-only)."""
-    try:
-        import decord
-    except Exception as exc:  # ImportError, or a broken shared library
-        logger.debug("decord unavailable: %s", exc)
-        return None
-    return decord
+@dataclass(frozen=True)
+class _Plan:
+    """Which frames of a source to decode and the times they stand for."""
 
-
-class _DecordSource:
-    """A video file read through decord's random-access batches."""
-
-    def __init__(self, path: Path, decord: ModuleType):
-        self.reader = decord.VideoReader(str(path), ctx=decord.cpu(0))
-        n_frames = len(self.reader)
-        if n_frames == 0:
-            raise VideoError(f"{path}: video has no frames; re-export or replace the file")
-        height, width = self.reader[0].shape[:2]
-        self.info = VideoInfo(str(path), float(self.reader.get_avg_fps()), n_frames, width, height, "decord")
-
-    def iter_frames(self, indices: np.ndarray) -> _Frames:
-        chunk = max(1, _DECORD_CHUNK_BYTES // (self.info.width * self.info.height * 3))
-        for first in range(0, len(indices), chunk):
-            batch = self.reader.get_batch(indices[first:first + chunk].tolist()).asnumpy()
-            yield from batch
-
-
-class _PyAVSource:
-    """A video file decoded sequentially by PyAV, keeping only wanted frames.
-
-    A demux pass (no decoding) builds the table of presentation timestamps,
-    so a frame's index is its rank in that table. This lets a read seek to
-    the keyframe before the trim start instead of decoding from 0; when
-    timestamps are missing or disagree with the table, the read falls back
-    to counting decoded frames from the beginning.
-    """
-
-    def __init__(self, path: Path):
-        import av
-
-        self.path = path
-        try:
-            with av.open(str(path)) as container:
-                if not container.streams.video:
-                    raise VideoError(
-                        f"{path}: contains no video stream (not a video, or audio only); "
-                        "pass a video file or an image directory"
-                    )
-                stream = container.streams.video[0]
-                if stream.codec_context is None:
-                    raise VideoError(
-                        f"{path}: its video stream cannot be decoded (truncated file or unknown codec); "
-                        "re-export or replace the file"
-                    )
-                rate = stream.average_rate or stream.guessed_rate or stream.base_rate
-                width, height = stream.codec_context.width, stream.codec_context.height
-                pts = [
-                    packet.pts
-                    for packet in container.demux(stream)
-                    if packet.size > 0 and not packet.is_discard
-                ]
-        except VideoError:
-            raise
-        except Exception as exc:
-            raise VideoError(
-                f"{path}: not a readable video ({type(exc).__name__}: {exc}); "
-                "check the file is a complete .mp4/.mov/.webm/.mkv/.avi or a directory of images"
-            ) from exc
-        if not pts:
-            raise VideoError(f"{path}: video has no frames; re-export or replace the file")
-        self.pts_table: Optional[dict[int, int]] = None
-        self.pts_sorted: Optional[list[int]] = None
-        known = [p for p in pts if p is not None]
-        if len(known) == len(pts) and len(set(known)) == len(known):
-            self.pts_sorted = sorted(known)
-            self.pts_table = {p: i for i, p in enumerate(self.pts_sorted)}
-        fps = float(rate) if rate else 0.0
-        self.info = VideoInfo(str(path), fps, len(pts), width, height, "pyav")
-
-    def iter_frames(self, indices: np.ndarray) -> _Frames:
-        wanted = indices.tolist()
-        done = 0
-        if self.pts_table is not None:
-            for frame in self._decode_by_pts(wanted):
-                done += 1
-                yield frame
-        if done < len(wanted):
-            yield from self._decode_by_count(wanted[done:])
-
-    def _decode_by_pts(self, wanted: list[int]) -> _Frames:
-        """Seek near the first wanted frame, identify frames by pts; stop early if pts mislead."""
-        import av
-
-        assert self.pts_table is not None and self.pts_sorted is not None
-        position = 0
-        with av.open(str(self.path)) as container:
-            stream = container.streams.video[0]
-            stream.thread_type = "AUTO"
-            if wanted[0] > 0:
-                container.seek(self.pts_sorted[wanted[0]], stream=stream, backward=True, any_frame=False)
-            for frame in container.decode(stream):
-                index = self.pts_table.get(frame.pts) if frame.pts is not None else None
-                if index is None or index > wanted[position]:
-                    logger.debug("%s: pts do not match the packet table; decoding by count", self.path)
-                    return
-                if index == wanted[position]:
-                    yield frame.to_ndarray(format="rgb24")
-                    position += 1
-                    if position == len(wanted):
-                        return
-
-    def _decode_by_count(self, wanted: list[int]) -> _Frames:
-        """Decode from the first frame, numbering frames as they come out of the decoder."""
-        import av
-
-        position, index = 0, -1
-        with av.open(str(self.path)) as container:
-            stream = container.streams.video[0]
-            stream.thread_type = "AUTO"
-            for index, frame in enumerate(container.decode(stream)):
-                if index == wanted[position]:
-                    yield frame.to_ndarray(format="rgb24")
-                    position += 1
-                    if position == len(wanted):
-                        return
-        raise VideoError(
-            f"{self.path}: decoded only {index + 1} of the {self.info.n_frames} frames the container lists "
-            "(truncated or corrupt file?); re-export it or trim to the readable part"
-        )
-
-
-# --------------------------------------------------------------------------- dispatch
+    indices: np.ndarray
+    start: int
+    end: int
+    fps: float
+    fps_original: float
+    stride: Optional[int]
+    frame_times_s: Optional[np.ndarray]
 
 
 def _check_path(path: PathLike) -> Path:
@@ -362,32 +228,58 @@ def _check_backend(backend: str) -> None:
 
 
 def _require_decord() -> ModuleType:
-    decord = _import_decord()
+    decord = import_decord()
     if decord is None:
         raise VideoError("video backend 'decord' is not installed; pip install decord, or use backend 'pyav'")
     return decord
 
 
-def _file_backends(backend: str) -> list[str]:
-    """Backends to try, in order; 'auto' prefers decord only when it imports."""
-    if backend != "auto":
-        return [backend]
-    return ["decord", "pyav"] if _import_decord() is not None else ["pyav"]
+def _checked_fps(path: str, container_fps: float, fps_original: Optional[float], variable: bool) -> float:
+    """The container's fps, warning when the caller's differs; the caller's only when the file has none.
 
-
-def _checked_fps(source: _Source, fps_original: Optional[float]) -> float:
-    """The container's fps, warning when the caller's differs; the caller's only when the file has none."""
-    info = source.info
-    if info.fps <= 0:
+    A variable-rate file is sampled by time, so a nominal rate given for it is not checked.
+    """
+    if container_fps <= 0:
         if fps_original is None:
-            raise VideoError(f"{info.path}: the file states no frame rate; give it (fps_original in a dataset row or the API, --fps-original on the command line)")
+            raise VideoError(f"{path}: the file states no frame rate; give it (fps_original in a dataset row or the API, --fps-original on the command line)")
         return float(fps_original)
-    if fps_original is not None and abs(fps_original - info.fps) > _FPS_TOLERANCE * info.fps:
+    if not variable and fps_original is not None and abs(fps_original - container_fps) > _FPS_TOLERANCE * container_fps:
         logger.warning(
             "%s: given fps_original %g disagrees with the container's %g fps; using %g",
-            info.path, fps_original, info.fps, info.fps,
+            path, fps_original, container_fps, container_fps,
         )
-    return info.fps
+    return container_fps
+
+
+def _variable_times(probe: FileProbe) -> Optional[np.ndarray]:
+    """The frames' presentation times when they are not evenly spaced (``None``: constant rate or unknown)."""
+    times = probe.times_s
+    if times is None or is_constant_rate(times):
+        return None
+    return times
+
+
+def _plan(
+    path: str, n_frames: int, fps: float, times_s: Optional[np.ndarray], frames_trim: Trim, target_fps: Optional[float]
+) -> _Plan:
+    """Frames to decode: an integer stride for constant-rate sources, nearest to a time grid for variable ones."""
+    start, end = resolve_trim(frames_trim, n_frames, path)
+    if times_s is None:
+        stride = compute_stride(fps, target_fps)
+        indices = np.arange(start, end, stride, dtype=np.int64)
+        return _Plan(indices, start, end, fps / stride, fps, stride, None)
+    if target_fps is not None and not target_fps > 0:
+        raise VideoError(f"target fps must be > 0 or None (every frame), got {target_fps}")
+    trimmed = times_s[start:end]
+    positions = nearest_to_grid(trimmed, target_fps)
+    frame_times = trimmed[positions] - trimmed[0]
+    logger.info(
+        "variable frame rate: frames sampled by presentation time, nearest to every %s",
+        "frame" if target_fps is None else f"{1 / target_fps:.3g} s",
+        extra=ONCE_PER_RUN,
+    )
+    sampled_fps = mean_rate(frame_times) or target_fps or fps
+    return _Plan(start + positions, start, end, sampled_fps, fps, None, frame_times)
 
 
 def _collect(frames: _Frames, count: int, max_side: Optional[int], path: str) -> np.ndarray:
@@ -404,7 +296,7 @@ def _stack(frames: Iterator[np.ndarray], count: int, max_side: Optional[int], pa
         height, width = frame.shape[:2]
         size = scaled_size(width, height, max_side)
         if size != (width, height):
-            frame = np.asarray(Image.fromarray(frame).resize(size, Image.Resampling.BICUBIC))
+            frame = np.asarray(Image.fromarray(np.ascontiguousarray(frame)).resize(size, Image.Resampling.BICUBIC))
         if out is None:
             out = np.empty((count, *frame.shape), dtype=np.uint8)
         elif frame.shape != out.shape[1:]:
@@ -420,45 +312,66 @@ def _check_max_side(max_side: Optional[int]) -> None:
         raise VideoError(f"max_side must be a positive number of pixels or None, got {max_side}")
 
 
-def _open_with_fallback(path: Path, backend: str) -> Iterator[_Source]:
-    """Yield an opened source per backend to try; in 'auto' mode a decord failure moves on to PyAV."""
-    candidates = _file_backends(backend)
-    decord_failure: Optional[Exception] = None
-    for name in candidates:
-        if name == "pyav":
-            # Warn only once PyAV has opened the file: for a file nobody can read, PyAV's own error
-            # says why, and decord's cryptic reason would only precede it as noise.
-            source = _PyAVSource(path)
-            if decord_failure is not None:
-                logger.warning("%s: decord cannot open it (%s); falling back to PyAV", path, decord_failure)
-            yield source
-            return
+def _file_sources(probe: FileProbe, backend: str) -> Iterator[_Source]:
+    """Readers to try in order: the decoder the probe calls for, then (in 'auto' mode) PyAV if decord fails.
+
+    decord is only chosen for files it reads exactly as they are meant to be seen, so the user
+    never depends on a decord failure to get the right frames.
+    """
+    if backend == "pyav":
+        yield PyAVSource(probe)
+        return
+    if backend == "decord":
         try:
-            source = _DecordSource(path, _require_decord())
+            source = DecordSource(probe, _require_decord())
+        except VideoError:
+            raise
         except Exception as exc:
-            if name != candidates[-1]:
-                logger.debug("%s: decord cannot open it (%s); trying PyAV", path, exc)
-                decord_failure = exc
-                continue
-            if isinstance(exc, VideoError):
-                raise
-            raise VideoError(f"{path}: decord cannot open it ({exc}); use backend 'pyav' or 'auto'") from exc
+            raise VideoError(f"{probe.path}: decord cannot open it (codec {probe.codec}: {exc}); use backend 'pyav' or 'auto'") from exc
         yield source
+        return
+    decord = import_decord()
+    reason = "decord is not installed" if decord is None else decord_unfit_reason(probe)
+    if reason is None:
+        try:
+            source = DecordSource(probe, decord)
+        except Exception as exc:
+            logger.debug("%s: decord cannot open it (%s); reading with PyAV", probe.path, exc)
+        else:
+            yield source
+    else:
+        logger.debug("%s: reading with PyAV: %s", probe.path, reason)
+    yield PyAVSource(probe)
 
 
 def probe_video(path: PathLike, fps_original: Optional[float] = None, backend: str = "auto") -> VideoInfo:
-    """Frame count, fps and size of a video file or image directory, without decoding it all.
+    """Frame count, fps, upright size, codec and timing of a video file or image directory, decoding one frame at most.
 
-    For a file, ``fps`` is the container's (``fps_original`` is only a
-    cross-check, or the fallback when the file states no rate).
+    For a file, ``fps`` is the container's (``fps_original`` is only a cross-check, or the fallback
+    when the file states no rate) and ``n_frames`` is what ffprobe counts, whichever backend would
+    decode it; ``backend`` names the reader ``read_video`` would use first.
     """
     _check_backend(backend)
     path = _check_path(path)
     if path.is_dir():
-        return _ImageDirSource(path, fps_original).info
-    source = next(_open_with_fallback(path, backend))
-    info = source.info
-    return VideoInfo(info.path, _checked_fps(source, fps_original), info.n_frames, info.width, info.height, info.backend)
+        images = _image_dir(path, fps_original)
+        return VideoInfo(str(path), float(fps_original), images.n_frames, images.width, images.height, "images")
+    probe = probe_file(path)
+    variable = _variable_times(probe) is not None
+    fps = _checked_fps(str(path), probe.fps, fps_original, variable)
+    first = next(_file_sources(probe, backend))
+    return VideoInfo(
+        str(path), fps, probe.n_frames, probe.width, probe.height, first.backend,
+        codec=probe.codec, orientation=probe.orientation, variable_frame_rate=variable,
+    )
+
+
+def _image_dir(path: Path, fps_original: Optional[float]) -> ImageDirSource:
+    if fps_original is None:
+        raise VideoError(
+            f"{path}: is an image directory, which has no frame rate; give its fps (fps_original in a dataset row or the API, --fps-original on the command line)"
+        )
+    return ImageDirSource(path)
 
 
 def read_video(
@@ -469,42 +382,47 @@ def read_video(
     max_side: Optional[int] = None,
     backend: str = "auto",
 ) -> VideoFrames:
-    """Decode the frames ``range(start, end, stride)`` of a video file or image directory.
+    """Decode the sampled frames of a video file or image directory, upright, within a trim.
 
-    ``target_fps=None`` keeps every frame. Directories of images always use the
-    image reader (whatever ``backend`` says) and need ``fps_original``.
-    Trim and fps mistakes raise at once; a decord decoding failure in 'auto'
-    mode retries the whole read with PyAV.
+    Constant-rate sources give the frames ``range(start, end, stride)``; variable-rate files give
+    the frames nearest to every ``1 / target_fps`` seconds from the trim start (``target_fps=None``
+    keeps every frame). Directories of images always use the image reader (whatever ``backend``
+    says) and need ``fps_original``. Trim and fps mistakes raise at once; in 'auto' mode a decord
+    failure retries the read with PyAV.
     """
     _check_backend(backend)
     _check_max_side(max_side)
     path = _check_path(path)
-    sources: Iterator[_Source] = (
-        iter([_ImageDirSource(path, fps_original)]) if path.is_dir() else _open_with_fallback(path, backend)
-    )
+    sources: Iterator[_Source]
+    if path.is_dir():
+        images = _image_dir(path, fps_original)
+        plan = _plan(str(path), images.n_frames, float(fps_original), None, frames_trim, target_fps)
+        n_frames, sources = images.n_frames, iter([images])
+    else:
+        probe = probe_file(path)
+        times = _variable_times(probe)
+        fps = _checked_fps(str(path), probe.fps, fps_original, times is not None)
+        plan = _plan(str(path), probe.n_frames, fps, times, frames_trim, target_fps)
+        n_frames, sources = probe.n_frames, _file_sources(probe, backend)
     for source in sources:
-        info = source.info
-        fps = _checked_fps(source, fps_original)
-        start, end = resolve_trim(frames_trim, info.n_frames, info.path)
-        stride = compute_stride(fps, target_fps)
-        indices = np.arange(start, end, stride, dtype=np.int64)
         try:
-            frames = _collect(source.iter_frames(indices), len(indices), max_side, info.path)
+            frames = _collect(source.iter_frames(plan.indices), len(plan.indices), max_side, str(path))
         except Exception as exc:
-            if info.backend == "decord" and backend == "auto":
-                logger.warning("%s: decord failed (%s: %s); falling back to PyAV", path, type(exc).__name__, exc)
+            if source.backend == "decord" and backend == "auto":
+                logger.debug("%s: decord failed (%s: %s); reading with PyAV", path, type(exc).__name__, exc)
                 continue
             if isinstance(exc, VideoError):
                 raise
             raise VideoError(
-                f"{path}: {info.backend} failed while decoding ({type(exc).__name__}: {exc}); "
-                "the file may be corrupt" + ("; try backend 'pyav'" if info.backend == "decord" else "")
+                f"{path}: {source.backend} failed while decoding ({type(exc).__name__}: {exc}); "
+                "the file may be corrupt" + ("; try backend 'pyav'" if source.backend == "decord" else "")
             ) from exc
         return VideoFrames(
-            frames=frames, frame_indices=indices, fps=fps / stride, fps_original=fps, stride=stride,
-            start=start, end=end, n_frames_source=info.n_frames, backend=info.backend,
+            frames=frames, frame_indices=plan.indices, fps=plan.fps, fps_original=plan.fps_original,
+            stride=plan.stride, start=plan.start, end=plan.end, n_frames_source=n_frames,
+            backend=source.backend, frame_times_s=plan.frame_times_s,
         )
-    raise AssertionError("unreachable: the last backend either returns or raises")
+    raise AssertionError("unreachable: the last reader either returns or raises")
 
 
 def read_video_ref(

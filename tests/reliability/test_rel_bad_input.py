@@ -158,9 +158,9 @@ def test_different_fps_pair_works_and_is_noted(media, offline_cfg):
 @pytest.mark.parametrize(
     "argv, needle",
     [
-        (["--action", "", *CHECK], "action description is empty"),
+        (["--action", "", *CHECK], "--action is required"),
         (["--action", "squat " * 1000, *CHECK], "characters"),
-        ([*ACTION], "give differences"),
+        ([*ACTION], "give --difference TEXT"),
         ([*ACTION, "--difference", "  "], "difference 0 is empty"),
         ([*ACTION, *[x for i in range(MAX_DIFFERENCES + 1) for x in ("--difference", f"statement {i}")]], "at most 50"),
         ([*ACTION, "--n-differences", str(MAX_DIFFERENCES + 1)], "at most 50"),

@@ -86,7 +86,8 @@ def check_dataset(
 
     repo = hf_repo or (VidicConfig().hf_repo if dataset.benchmark == "vidic" else DataConfig().hf_repo)
     refs = {(ref.path, ref.fps_original, ref.frames_trim): ref for sample in dataset for ref in sample.videos}
-    bar = tqdm(refs.items(), desc="checking videos", unit="video", disable=len(refs) < _PROGRESS_MIN_VIDEOS)
+    # disable=None: no bar when stderr is not a terminal (no cursor codes in logs)
+    bar = tqdm(refs.items(), desc="checking videos", unit="video", disable=True if len(refs) < _PROGRESS_MIN_VIDEOS else None)
     verdicts = {key: _problem(ref, backend) for key, ref in bar}
     problems = []
     for sample in dataset:

@@ -59,6 +59,7 @@ class Differencer:
         *,
         seconds_between_frames: Optional[float],
         meter: Optional[UsageMeter] = None,
+        frame_times_s: Optional[tuple[Sequence[float], Sequence[float]]] = None,
     ) -> Prediction:
         """Ask ``n_votes`` times; the majority of the valid answers wins, ``None`` when there is none."""
         if not len(frames_a) or not len(frames_b):
@@ -74,6 +75,7 @@ class Differencer:
             n_frames_b=len(frames_b),
             seconds_between_frames=seconds_between_frames,
             options=self.cfg.options,
+            frame_times_s=frame_times_s,
         )
         messages = [
             system_message(prompts.system_prompt(action)),

@@ -1,0 +1,154 @@
+"""The ``viddiff`` command line itself: flags on either side of the subcommand, --version, help with defaults
+for every option, hints in CLI words, what Ctrl-C says, `cache stats` layout."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+import viddiff
+from viddiff.cache import Cache
+from viddiff.cli import build_parser, main
+from viddiff.store import ResultsStore
+from viddiff.testing import offline_overrides
+from viddiff.testing.fake_openai import FakeOpenAIServer
+from viddiff.testing.responders import ScriptedModel
+
+
+def all_parsers(parser: argparse.ArgumentParser, path: str = "viddiff") -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from all_parsers(sub, f"{path} {name}")
+
+
+def test_version() -> None:
+    proc = subprocess.run([sys.executable, "-m", "viddiff.cli", "--version"], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == f"viddiff {viddiff.__version__}"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--debug", "-q", "cache", "stats"],
+        ["cache", "stats", "--debug", "-q"],
+        ["--debug", "cache", "stats", "--quiet"],
+        ["data", "--debug", "synth", "--out", "x", "-q"],
+        ["compare", "a.mp4", "b.mp4", "--debug", "-q", "--action", "squat"],
+        ["-q", "run", "--mode", "closed", "--debug"],
+    ],
+)
+def test_debug_and_quiet_before_or_after_the_subcommand(argv: list[str]) -> None:
+    args = build_parser().parse_args(argv)
+    assert args.debug is True and args.quiet is True
+
+
+@pytest.mark.parametrize("argv", [["cache", "stats"], ["data", "synth", "--out", "x"], ["run", "--mode", "open"]])
+def test_flags_default_off(argv: list[str]) -> None:
+    args = build_parser().parse_args(argv)
+    assert args.debug is False and args.quiet is False
+
+
+def test_every_option_of_every_subcommand_says_its_default() -> None:
+    missing = []
+    for path, parser in all_parsers(build_parser()):
+        for action in parser._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._VersionAction, argparse._SubParsersAction)):
+                continue
+            name = "/".join(action.option_strings) or action.dest
+            text = (action.help or "").lower()
+            if not text:
+                missing.append(f"{path} {name}: no help")
+            elif action.option_strings and not action.required and "default" not in text:
+                missing.append(f"{path} {name}: no default in {action.help!r}")
+            elif action.option_strings and action.required and "required" not in text:
+                missing.append(f"{path} {name}: required but not said")
+    assert not missing, "\n".join(missing)
+    proc = subprocess.run([sys.executable, "-m", "viddiff.cli", "data", "synth", "--help"], capture_output=True, text=True)
+    assert "(default: 12)" in proc.stdout and "(default: 0)" in proc.stdout  # as rendered
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--action", "squat"], ["--difference", "--n-differences"]),
+        (["--action", "squat", "--difference", "x", "--n-differences", "2"], ["--difference", "--n-differences", "not both"]),
+        (["--difference", "x"], ["--action"]),
+        (["--action", "squat", "--n-differences", "0"], ["--n-differences must be at least 1"]),
+    ],
+)
+def test_compare_hints_name_the_flags(
+    tmp_path: Path, extra: list[str], words: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["compare", str(tmp_path / "a.mp4"), str(tmp_path / "b.mp4"), *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("viddiff: error: ") and err.count("\n") == 1
+    for word in words:
+        assert word in err
+    assert "n_differences" not in err and "differences (closed" not in err
+
+
+def test_cache_stats_columns_line_up(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "cache.sqlite"
+    with Cache(path) as cache:  # namespaces shorter than the "namespace" header, sizes of different widths
+        for i in range(12):
+            cache.put("llm", f"k{i}", b"x" * 5000)
+        cache.put("clip", "k", b"y" * 300)
+    assert main(["cache", "stats", "--set", f"cache.path={path}"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if line.startswith("namespace"))
+    rows = lines[lines.index(header) + 1:]
+    assert [row.split()[0] for row in rows] == ["clip", "llm"]
+    entries_end = header.index("entries") + len("entries")
+    for row in rows:  # numbers right-aligned under their headers
+        assert len(row) == len(header), (header, row)
+        assert row[entries_end - 1] != " " and row[entries_end] == " ", (header, row)
+        assert row.split()[1] in ("1", "12")
+
+
+@pytest.mark.slow
+def test_ctrl_c_says_how_to_continue(synth_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGINT (Ctrl-C) a real run after its first sample: it says how to go on, and going on works."""
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    out = tmp_path / "run"
+    with FakeOpenAIServer(ScriptedModel(), latency_s=0.1) as server:
+        sets = [x for item in offline_overrides(server.base_url, str(tmp_path / "c.sqlite")) for x in ("--set", item)]
+        command = [sys.executable, "-m", "viddiff.cli", "run", "--dataset", str(synth_dir), "--mode", "closed",
+                   "--output", str(out), "--set", "run.max_samples_in_flight=1", *sets]
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        samples = out / "samples.jsonl"
+        deadline = time.time() + 180
+        while time.time() < deadline and not (samples.exists() and samples.read_bytes().count(b"\n") >= 1):
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 130, err
+        last = err.strip().splitlines()[-1]
+        assert last == (
+            "viddiff: interrupted; finished samples are saved. "
+            f"To continue, run the same command with --resume and --output {out}"
+        )
+        assert "Traceback" not in err
+        done = len(ResultsStore(out).load())
+        assert 1 <= done < 3
+        resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=300)
+        assert resumed.returncode == 0, resumed.stderr
+        assert len(ResultsStore(out).load()) == 3
+
+
+def test_ctrl_c_of_other_commands_is_short() -> None:
+    from viddiff.cli import interrupted_message
+
+    args = build_parser().parse_args(["cache", "stats"])
+    assert interrupted_message(args) == "viddiff: interrupted"
+    args = build_parser().parse_args(["baseline", "--model", "m", "--mode", "closed"])
+    assert "--resume" in interrupted_message(args) and "the same --output" in interrupted_message(args)
