@@ -27,22 +27,25 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 from PIL import Image
 
-from viddiff.backends.tokens import tokenizer_description
+from viddiff.backends.tokens import completion_tokens, prompt_tokens, tokenizer_description
+from viddiff.backends.usage import call_cost
 from viddiff.cli import main as viddiff_main
+from viddiff.config import ModelPrice, load_config
 from viddiff.data.synthetic import write_synthetic_benchmark
 from viddiff.testing import offline_overrides
-from viddiff.testing.fake_openai import FakeOpenAIServer
+from viddiff.eval.prompts import FlipAnswer, MatchAnswer
+from viddiff.testing.fake_openai import ChatRequest, FakeOpenAIServer
 from viddiff.testing.responders import ScriptedModel
 from viddiff.testing.videos import write_video
 from viddiff.video import read_video
 
 PAPER_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "paper.yaml"
 PAPER_REPORTED_USD = 0.20
+JUDGE_SCHEMAS = {MatchAnswer.__name__, FlipAnswer.__name__}
 LEVERS: list[tuple[str, list[str]]] = [
     ("paper configuration", []),
     ("differencer.image.detail=low", ["differencer.image.detail=low"]),
@@ -75,22 +78,34 @@ def upscale_dataset(src: Path, dst: Path, height: int) -> None:
                 write_video(target, frames, video["fps_original"], options={"crf": "18", "preset": "veryfast"})
 
 
-def run_cost(dataset: Path, out: Path, base_url: str, mode: str, extra: list[str]) -> tuple[dict, Optional[dict]]:
-    """One fresh-cache run; returns (usage.json, the judge's usage by stage if the evaluation called one)."""
-    sets = [*offline_overrides(base_url, str(out / "cache.sqlite")), *extra]
+def run_cost(dataset: Path, out: Path, server: FakeOpenAIServer, mode: str, extra: list[str]) -> tuple[dict, float]:
+    """One fresh-cache run; returns (usage.json, the evaluation judge's total $, 0 in closed mode)."""
+    sets = [*offline_overrides(server.base_url, str(out / "cache.sqlite")), *extra]
     args = ["-q", "run", "--config", str(PAPER_CONFIG), "--dataset", str(dataset), "--mode", mode,
             "--output", str(out / "run")]
     for item in sets:
         args += ["--set", item]
+    server.reset_log()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         code = viddiff_main(args)
     if code != 0:
         raise SystemExit(f"run failed with exit code {code}: {' '.join(args)}")
     usage = json.loads((out / "run" / "usage.json").read_text())
-    # Open-mode metrics carry the client's whole usage; the judge's stages are the ones no sample used.
-    client_usage = json.loads((out / "run" / "metrics.json").read_text()).get("usage") or {}
-    judge = {stage: u for stage, u in client_usage.items() if stage not in usage["by_stage"]}
-    return usage, judge or None
+    return usage, judge_cost(server.requests, load_config(PAPER_CONFIG, sets).endpoints.prices)
+
+
+def judge_cost(requests: list[ChatRequest], prices: dict[str, ModelPrice]) -> float:
+    """$ of the open-mode judge's requests (run files record only the method's usage), estimated the same way:
+    tokens of each request as the server received it and of the answer the scripted model gives to it."""
+    total = 0.0
+    for request in requests:
+        schema = ((request.response_format or {}).get("json_schema") or {}).get("name")
+        if schema in JUDGE_SCHEMAS:
+            answer = ScriptedModel()(request)
+            cost = call_cost(prices, request.model, prompt_tokens(request.model, request.messages),
+                             completion_tokens(request.model, answer))
+            total += cost or 0.0
+    return total
 
 
 def per_sample(by_stage: dict, n_samples: int) -> tuple[float, dict[str, float], int, int]:
@@ -118,11 +133,11 @@ def main() -> None:
 
         print(f"{'lever (one run per mode, fresh cache)':<62} {'closed $/sample':>16} {'open $/sample':>14}")
         baseline: dict[str, float] = {}
-        paper: dict[str, tuple[dict, Optional[dict]]] = {}
+        paper: dict[str, tuple[dict, float]] = {}
         for index, (label, sets) in enumerate(LEVERS):
             cells = []
             for mode in ("closed", "open"):
-                usage, judge = run_cost(root / "data", root / f"lever-{index}-{mode}", server.base_url, mode, sets)
+                usage, judge = run_cost(root / "data", root / f"lever-{index}-{mode}", server, mode, sets)
                 if index == 0:
                     paper[mode] = (usage, judge)
                 cost = per_sample(usage["by_stage"], n_samples)[0]
@@ -139,7 +154,7 @@ def main() -> None:
                       f"{u['images'] / n_samples:>5.1f} images  {u['prompt_tokens'] / n_samples:>7.0f} in / "
                       f"{u['completion_tokens'] / n_samples:.0f} out tokens per sample")
             if judge:
-                print(f"  + evaluation judge ({', '.join(sorted(judge))}): ${per_sample(judge, n_samples)[0]:.4f} per sample")
+                print(f"  + the evaluation's judge (match and flip calls): ${judge / n_samples:.4f} per sample")
 
 
 if __name__ == "__main__":
