@@ -21,8 +21,8 @@ from viddiff.config import ClipConfig, CoarseToFineConfig, LocalizerConfig
 REFERENCE_THREADS = 2
 SECONDS_PER_UNIT = 1.0 / (257 * 24 * 1024**2 * 12)
 """Seconds per (token · layer · width² · (4 + 2·mlp_ratio)) with 2 threads: ViT-L-14 = 1.0 s per frame."""
-INT8_SPEEDUP = 1.8
-"""Speed-up of ``precision: int8`` over fp32 on CPU (``bench/clip_precision.py``)."""
+INT8_SPEEDUP = 2.0
+"""Speed-up of ``precision: int8`` over fp32 on CPU (``bench/clip_precision.py``: 1.96–2.62x for ViT-B-32/L-14)."""
 LARGE_MODEL_S = 0.5
 """Seconds per frame (on the CPU at hand) from which a model counts as large for CPU use."""
 WARN_AFTER_S = 60.0
