@@ -94,3 +94,26 @@ def test_cli_compare_missing_video_is_one_line_error(pair, tmp_path, offline_set
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "missing.mp4" in err[0] and "Traceback" not in err[0]
+
+
+def test_large_clip_model_on_cpu_warns_once_with_the_presets(pair, offline_config, caplog):
+    """The warning reads the configured model (ViT-bigG-14); the frames go through the tiny test model."""
+    from viddiff.backends.clip import ClipEmbedder
+
+    bigg = offline_config.model_copy(deep=True)
+    bigg.localizer.clip = bigg.localizer.clip.model_copy(update={"model": "ViT-bigG-14", "arch_config": None})
+    tiny = ClipEmbedder(offline_config.localizer.clip)
+
+    async def go():
+        vd = VidDiff(bigg, embedder=tiny)
+        try:
+            for _ in range(2):
+                await vd.acompare(*pair, action="barbell back squat", differences=["the squat is deeper"], fps=30)
+        finally:
+            await vd.aclose()
+
+    with caplog.at_level("WARNING", logger="viddiff.api"):
+        asyncio.run(go())
+    warnings = [r.getMessage() for r in caplog.records if "CLIP ViT-bigG-14 on the CPU" in r.getMessage()]
+    assert len(warnings) == 1
+    assert "configs/cpu-balanced.yaml" in warnings[0] and "configs/cpu-fast.yaml" in warnings[0]

@@ -115,6 +115,7 @@ class VidDiff:
         self.proposer = Proposer(self.client, self.config.proposer)
         self.differencer = Differencer(self.client, self.config.differencer)
         self._memo_futures: dict[tuple, asyncio.Future] = {}
+        self._cpu_time_warned = False
 
     @property
     def embedder(self):
@@ -133,6 +134,17 @@ class VidDiff:
     def _localizer(self, proposal: Proposal) -> Localizer:
         cfg = self.config.localizer
         return Localizer(cfg, self.embedder if needs_clip(cfg.method, proposal) else None)
+
+    def _warn_cpu_clip_time(self, localizer: Localizer, videos: tuple[VideoFrames, VideoFrames], n_stages: int) -> None:
+        """Once per instance: a large CLIP model on the CPU is about to embed many frames; name the CPU presets."""
+        if self._cpu_time_warned or localizer.embedder is None or getattr(localizer.embedder, "device", None) != "cpu":
+            return
+        from viddiff.backends.clip_cost import localizer_cpu_warning
+
+        message = localizer_cpu_warning(self.config.localizer, [len(v.frame_indices) for v in videos], n_stages)
+        if message:
+            self._cpu_time_warned = True
+            log.warning(message)
 
     @functools.cached_property
     def _abc_differencer(self) -> Differencer:
@@ -207,6 +219,7 @@ class VidDiff:
         proposal = await self._proposal(sample, mode, meter)
         _notify(on_stage, "proposer")
         localizer = self._localizer(proposal)
+        self._warn_cpu_clip_time(localizer, videos, len(proposal.stages))
         differencer = self._abc_differencer if mode == "describe" else self.differencer
 
         def localize():

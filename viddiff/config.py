@@ -168,8 +168,24 @@ class ClipConfig(_Section):
     """open_clip model-config JSON defining a custom architecture; its file name (without .json) must equal ``model``."""
     device: str = "auto"
     batch_size: int = Field(default=32, ge=1)
-    precision: Literal["auto", "fp32", "fp16", "bf16"] = "auto"
-    """``auto`` = fp16 on CUDA, fp32 on CPU."""
+    precision: Literal["auto", "fp32", "fp16", "bf16", "int8"] = "auto"
+    """``auto`` = fp16 on CUDA, fp32 on CPU; ``int8`` = dynamic int8 quantisation of the image tower's linear
+    layers (CPU only; the text tower stays fp32)."""
+    threads: Optional[int] = Field(default=None, ge=1)
+    """CPU threads for torch; ``null`` = the cores this process may use, unless torch was already limited
+    (``OMP_NUM_THREADS``, ``torch.set_num_threads``) to fewer."""
+
+
+class CoarseToFineConfig(_Section):
+    """Coarse-to-fine Viterbi (``method: viterbi`` only): embed every ``coarse_stride``-th frame, decode,
+    then embed only the frames within ``refine_radius`` of each stage boundary and decode again, until the
+    boundaries stop moving onto frames not yet embedded. Off = exact full-rate decoding (the paper's)."""
+
+    enabled: bool = False
+    coarse_stride: int = Field(default=8, ge=1)
+    """1 embeds every frame (exactly full-rate)."""
+    refine_radius: int = Field(default=1, ge=0)
+    """Embedded frames wanted on each side of a boundary, besides the two frames it separates."""
 
 
 LOCALIZER_METHODS = ("viterbi", "no_viterbi", "random", "oracle", "argmax", "uniform", "random_segments")
@@ -180,6 +196,7 @@ LOCALIZER_METHODS = ("viterbi", "no_viterbi", "random", "oracle", "argmax", "uni
 class LocalizerConfig(_Section):
     method: Literal[LOCALIZER_METHODS] = "viterbi"
     clip: ClipConfig = Field(default_factory=ClipConfig)
+    coarse_to_fine: CoarseToFineConfig = Field(default_factory=CoarseToFineConfig)
     stay_prob: float = Field(default=0.5, gt=0, lt=1)
     advance_prob: float = Field(default=0.5, gt=0, lt=1)
     eps: float = Field(default=1e-5, gt=0)

@@ -198,6 +198,9 @@ class StageUsage(_Model):
     images: int = 0
     cost_usd: Optional[float] = 0.0
     """``None`` once any call used a model missing from the price table."""
+    estimated_calls: int = 0
+    """Calls whose server reported no token usage: their tokens are estimated from the request and the answer
+    (``viddiff.backends.tokens``)."""
 
     def add(self, other: "StageUsage") -> "StageUsage":
         cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
@@ -208,6 +211,7 @@ class StageUsage(_Model):
             completion_tokens=self.completion_tokens + other.completion_tokens,
             images=self.images + other.images,
             cost_usd=cost,
+            estimated_calls=self.estimated_calls + other.estimated_calls,
         )
 
 

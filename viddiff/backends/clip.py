@@ -13,6 +13,10 @@ Models are built-in open_clip architectures, with weights from a
 meaningless scores and exist for offline tests; their init is seeded so the
 cache stays valid across processes. The test suite uses ``ViT-S-32-alt``
 (43 M parameters, 256-d, the CLIP BPE tokenizer shipped inside open_clip).
+
+On a CPU the thread pool is fitted to the cores this process may use
+(``backends.cpu``) and ``precision: int8`` quantises the image tower
+(``backends.clip_int8``); on a GPU fp16/bf16 apply as before.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ import torch.nn.functional as F
 from PIL import Image
 from tqdm.auto import tqdm
 
+from viddiff.backends.clip_int8 import quantize_image_tower
+from viddiff.backends.cpu import configure_torch_threads
 from viddiff.cache import Cache, hash_key
 from viddiff.config import ClipConfig, ConfigError
 from viddiff.errors import ModelLoadError, ViddiffError
@@ -96,6 +102,10 @@ def resolve_precision(precision: str, device: str) -> str:
     """``auto`` → fp16 on CUDA (half the memory, CLIP's own inference setting), fp32 elsewhere."""
     if precision == "auto":
         return "fp16" if torch.device(device).type == "cuda" else "fp32"
+    if precision == "int8" and torch.device(device).type != "cpu":
+        raise ConfigError(
+            f"localizer.clip.precision=int8 runs on the CPU only (device is {device}); use fp16 or bf16 on a GPU"
+        )
     return precision
 
 
@@ -279,18 +289,23 @@ class ClipEmbedder:
                     "use this for offline tests only",
                     cfg.model,
                 )
+        if torch.device(self.device).type == "cpu":
+            configure_torch_threads(cfg.threads)
+        build_precision = "fp32" if self.precision == "int8" else self.precision
         try:
             # Seeded init on a forked RNG: same random weights in every process, caller's RNG untouched.
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(RANDOM_INIT_SEED)
                 model, _, preprocess = open_clip.create_model_and_transforms(
-                    cfg.model, pretrained=weights, precision=self.precision, device=self.device, **kwargs
+                    cfg.model, pretrained=weights, precision=build_precision, device=self.device, **kwargs
                 )
             tokenizer = open_clip.get_tokenizer(cfg.model)
         except (RuntimeError, OSError, ValueError, KeyError) as exc:
             raise ModelLoadError(self._load_failure(exc)) from exc
         model.eval()
-        input_dtype = open_clip.get_input_dtype(self.precision) or torch.float32
+        if self.precision == "int8":
+            quantize_image_tower(model)
+        input_dtype = open_clip.get_input_dtype(build_precision) or torch.float32
         return _Loaded(model=model, preprocess=preprocess, tokenizer=tokenizer, input_dtype=input_dtype)
 
     def _load_failure(self, exc: BaseException) -> str:

@@ -34,6 +34,7 @@ from viddiff.backends.messages import (
     system_message,
     user_message,
 )
+from viddiff.backends import tokens
 from viddiff.backends.usage import UsageMeter, call_cost
 from viddiff.cache import Cache, hash_key
 from viddiff.config import EndpointsConfig, ModelCallConfig
@@ -372,12 +373,16 @@ class ChatClient:
         usage = getattr(response, "usage", None)
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        estimated = prompt == 0  # no usage reported (a request always has input tokens): count them ourselves
+        if estimated:
+            prompt, completion = tokens.prompt_tokens(call.model, messages), tokens.completion_tokens(call.model, content)
         return content, StageUsage(
             calls=1,
             prompt_tokens=prompt,
             completion_tokens=completion,
             images=_count_images(messages),
             cost_usd=call_cost(self.endpoints.prices, call.model, prompt, completion),
+            estimated_calls=int(estimated),
         )
 
     def _record(self, stage: str, usage: StageUsage, meter: UsageMeter | None) -> None:

@@ -27,9 +27,10 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from viddiff.config import LocalizerConfig
+from viddiff.localizer.coarse_to_fine import coarse_to_fine_segment
 from viddiff.localizer.keyframes import random_keyframes, select_keyframes
 from viddiff.localizer.oracle import annotated_keyframes, nearest_positions
-from viddiff.localizer.scores import first_string_scores, stage_costs, stage_scores
+from viddiff.localizer.scores import first_string_scores, stage_costs, stage_scores, stage_similarities
 from viddiff.localizer.segment import (
     segment_argmax,
     segment_best_window,
@@ -102,7 +103,9 @@ class Localizer:
         spans_ab: list[Spans] = []
         for i, video in enumerate((video_a, video_b)):
             n_frames, n_stages = len(video.frame_indices), len(proposal.stages)
-            if method in CLIP_METHODS:
+            if method == "viterbi" and self.cfg.coarse_to_fine.enabled:
+                spans = coarse_to_fine_spans(self.embedder, video.frames, text_embs, self.cfg)
+            elif method in CLIP_METHODS:
                 frame_emb = self.embedder.embed_images(video.frames)
                 scores = stage_scores(frame_emb, text_embs)
                 if method == "viterbi":
@@ -203,3 +206,25 @@ def _video_keyframes(video: VideoFrames, positions: list[int]) -> VideoKeyframes
         frame_indices=[int(video.frame_indices[p]) for p in positions],
         times_s=[round(float(times[p]), 4) for p in positions],
     )
+
+
+def coarse_to_fine_spans(
+    embedder: Embedder, frames: np.ndarray, text_embs: list[np.ndarray], cfg: LocalizerConfig
+) -> Spans:
+    """Viterbi stage spans of one video, embedding only the frames coarse-to-fine decoding asks for."""
+
+    def similarity_at(positions: np.ndarray) -> np.ndarray:
+        return stage_similarities(embedder.embed_images(frames[positions]), text_embs)
+
+    c2f = cfg.coarse_to_fine
+    result = coarse_to_fine_segment(
+        len(frames),
+        len(text_embs),
+        similarity_at,
+        coarse_stride=c2f.coarse_stride,
+        refine_radius=c2f.refine_radius,
+        stay_logp=np.log(cfg.stay_prob),
+        advance_logp=np.log(cfg.advance_prob),
+        eps=cfg.eps,
+    )
+    return stage_spans(result.path, len(text_embs))

@@ -24,6 +24,11 @@ def stage_scores(frame_emb: np.ndarray, stage_text_embs: Sequence[np.ndarray]) -
     ``frame_emb`` is (T, D) and ``stage_text_embs[k]`` is (S_k, D), both
     L2-normalised so dot products are cosine similarities.
     """
+    return normalise_scores(stage_similarities(frame_emb, stage_text_embs))
+
+
+def stage_similarities(frame_emb: np.ndarray, stage_text_embs: Sequence[np.ndarray]) -> np.ndarray:
+    """(K, T) raw scores before normalisation: per stage, the mean cosine similarity over its strings."""
     frames = np.asarray(frame_emb, dtype=np.float64)
     if frames.ndim != 2 or 0 in frames.shape:
         raise ValueError(f"frame_emb must be a non-empty (frames, dim) array, got shape {frames.shape}")
@@ -38,7 +43,7 @@ def stage_scores(frame_emb: np.ndarray, stage_text_embs: Sequence[np.ndarray]) -
                 f"got shape {text.shape}"
             )
         raw[k] = (text @ frames.T).mean(axis=0)
-    return normalise_scores(raw)
+    return raw
 
 
 def first_string_scores(frame_emb: np.ndarray, stage_text_embs: Sequence[np.ndarray]) -> np.ndarray:

@@ -214,8 +214,11 @@ class FakeOpenAIServer:
         faults: FaultPlan | None = None,
         models: Sequence[str] = ("fake-model",),
         port: int = 0,
+        report_usage: bool = True,
     ):
         self.responder = responder
+        self.report_usage = report_usage
+        """``False``: completions carry no ``usage`` (as many local servers answer)."""
         self.port_requested = port
         self.latency_s = latency_s
         self.faults = faults or FaultPlan()
@@ -481,7 +484,10 @@ class _Handler(BaseHTTPRequestHandler):
             state.responder_errors.append("".join(traceback.format_exception_only(type(exc), exc)).strip())
             self._send_error(500, "server_error", None, f"responder failed: {exc}")
             return
-        self._send_json(200, _completion(request.model, reply))
+        completion = _completion(request.model, reply)
+        if not state.report_usage:
+            del completion["usage"]
+        self._send_json(200, completion)
 
     def _send_error(
         self, status: int, kind: str, code: Optional[str], message: str, headers: Optional[dict[str, str]] = None
