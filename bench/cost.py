@@ -53,10 +53,10 @@ LEVERS: list[tuple[str, list[str]]] = [
     ("differencer.image.max_side=512", ["differencer.image.max_side=512"]),
     ("localizer.n_frames_multi=1 (1 frame per video and difference)", ["localizer.n_frames_multi=1"]),
     ("proposer.reuse_per_action=true", ["proposer.reuse_per_action=true"]),
-    ("proposer.model=gpt-4o-mini", ["proposer.model=gpt-4o-mini"]),
+    ("differencer.model=gpt-4o-2024-08-06 (the later, cheaper snapshot)", ["differencer.model=gpt-4o-2024-08-06"]),
     (
-        "max_side=512 + reuse_per_action + gpt-4o-mini proposer",
-        ["differencer.image.max_side=512", "proposer.reuse_per_action=true", "proposer.model=gpt-4o-mini"],
+        "max_side=512 + reuse_per_action + gpt-4o-2024-08-06 differencer",
+        ["differencer.image.max_side=512", "proposer.reuse_per_action=true", "differencer.model=gpt-4o-2024-08-06"],
     ),
 ]
 
