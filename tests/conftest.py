@@ -35,3 +35,23 @@ def offline_sets(tmp_path: Path, scripted_server: FakeOpenAIServer, monkeypatch:
     for item in offline_overrides(scripted_server.base_url, str(tmp_path / "cache.sqlite")):
         args += ["--set", item]
     return args
+
+
+@pytest.fixture
+def copy_dataset(synth_dir: Path, tmp_path: Path):
+    """``copy_dataset(edit, name)``: the synthetic benchmark's rows (absolute video paths) written to
+    ``tmp_path/name`` after ``edit(rows)`` changed them in place; returns the directory."""
+    import json
+
+    def make(edit=None, name: str = "dataset") -> Path:
+        rows = [json.loads(line) for line in (synth_dir / "dataset.jsonl").read_text().splitlines()]
+        for row in rows:
+            row["videos"] = json.dumps([{**v, "path": str(synth_dir / v["path"])} for v in json.loads(row["videos"])])
+        if edit is not None:
+            edit(rows)
+        out = tmp_path / name
+        out.mkdir()
+        (out / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return out
+
+    return make

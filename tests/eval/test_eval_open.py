@@ -50,7 +50,7 @@ def is_match(req: ChatRequest) -> bool:
 
 
 def matches_json(m: dict[str, Optional[str]]) -> str:
-    return json.dumps({"matches": [{"gt_key": k, "pred_key": v} for k, v in m.items()]})
+    return json.dumps({"matches": m})
 
 
 def make_responder(match_override: Optional[Callable[[ChatRequest, dict], str]] = None,
