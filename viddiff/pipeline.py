@@ -126,6 +126,14 @@ def _write_usage(
     return usage
 
 
+def _save_usage_after_stop(out_dir: Path, vd, results: dict[str, SampleResult], failure_log: FailureLog) -> None:
+    """Record what the stopped run paid for; a full disk must not hide the error that stopped it."""
+    try:
+        _write_usage(out_dir, vd, results, failure_log.load())
+    except ViddiffError as exc:
+        log.info("usage.json not updated: %s", exc)
+
+
 def _with_resume_hint(exc: ViddiffError, resumable: bool) -> ViddiffError:
     """The run-ending error (same type), saying that finished work is kept when there is some."""
     if not resumable or "--resume" in str(exc):
@@ -192,7 +200,7 @@ def _run_locked(
             progress = asyncio.run(runner.run(todo))
         except ViddiffError as exc:
             if runner.progress.wrote:
-                _write_usage(out_dir, vd, done | runner.progress.results, failure_log.load())
+                _save_usage_after_stop(out_dir, vd, done | runner.progress.results, failure_log)
             raise _with_resume_hint(exc, bool(done) or runner.progress.wrote) from None
         done.update(progress.results)
         failures = latest_failures(progress.failures, {s.sample_key for s in dataset} - set(done))

@@ -58,11 +58,13 @@ SCHEMA_FAULT_CONTENT = '{"fake_fault": "schema violation"}'
 
 @dataclass
 class Reply:
-    """What a responder returns when it wants to set token counts."""
+    """What a responder returns when it wants to set token counts (or to trickle its answer)."""
 
     content: str
     prompt_tokens: int = 10
     completion_tokens: int = 5
+    trickle_s: Optional[float] = None
+    """Send this answer one byte every ``trickle_s`` seconds (a stalled proxy, for one request only)."""
 
 
 @dataclass
@@ -510,8 +512,9 @@ class _Handler(BaseHTTPRequestHandler):
             state.responder_errors.append("".join(traceback.format_exception_only(type(exc), exc)).strip())
             self._send_error(500, "server_error", None, f"responder failed: {exc}")
             return
-        if fault == "trickle":
-            self._trickle(json.dumps(_completion(request.model, reply)).encode("utf-8"), state.faults.trickle_interval_s)
+        if fault == "trickle" or reply.trickle_s:
+            interval = reply.trickle_s or state.faults.trickle_interval_s
+            self._trickle(json.dumps(_completion(request.model, reply)).encode("utf-8"), interval)
             return
         self._send_json(200, _completion(request.model, reply))
 
