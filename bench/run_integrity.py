@@ -347,7 +347,7 @@ def _poison(index: int):
 def _seen(stdout: str, stderr: str) -> str:
     """What a user reads: the logged sample failures, then the error line, or the failed-samples summary,
     or the results line."""
-    logged = [x for x in stderr.splitlines() if x.startswith("ERROR ")]
+    logged = [x[x.index("ERROR viddiff"):] for x in stderr.replace("\r", "\n").splitlines() if "ERROR viddiff" in x]
     for text in (stderr, stdout):
         lines = [x for x in text.splitlines() if x.startswith("viddiff:")]
         if lines:

@@ -134,12 +134,13 @@ def _save_usage_after_stop(out_dir: Path, vd, results: dict[str, SampleResult], 
         log.info("usage.json not updated: %s", exc)
 
 
-def _with_resume_hint(exc: ViddiffError, resumable: bool) -> ViddiffError:
-    """The run-ending error (same type), saying that finished work is kept when there is some."""
-    if not resumable or "--resume" in str(exc):
+def _with_resume_hint(exc: ViddiffError, *, finished: bool, wrote: bool) -> ViddiffError:
+    """The run-ending error (same type), saying how to go on once the directory holds something."""
+    if not (finished or wrote) or "--resume" in str(exc):
         return exc
+    kept = "finished samples are kept: " if finished else ""
     hinted = copy.copy(exc)
-    hinted.args = (f"{exc}; finished samples are kept: fix this, then re-run with --resume",)
+    hinted.args = (f"{exc}; {kept}fix this, then re-run with --resume",)
     return hinted
 
 
@@ -201,7 +202,7 @@ def _run_locked(
         except ViddiffError as exc:
             if runner.progress.wrote:
                 _save_usage_after_stop(out_dir, vd, done | runner.progress.results, failure_log)
-            raise _with_resume_hint(exc, bool(done) or runner.progress.wrote) from None
+            raise _with_resume_hint(exc, finished=bool(done or runner.progress.results), wrote=runner.progress.wrote) from None
         done.update(progress.results)
         failures = latest_failures(progress.failures, {s.sample_key for s in dataset} - set(done))
         failed_keys = {f.sample_key for f in failures}
