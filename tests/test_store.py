@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from viddiff.errors import OutputError
 from viddiff.schema import SampleResult
 from viddiff.store import DamagedLogError, ResultsStore, write_text_atomic
 

@@ -34,6 +34,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Optional, TypeVar
 import openai
 from pydantic import BaseModel, ValidationError
 
+from viddiff.backends.json_schema import declared_schema
 from viddiff.backends.messages import (
     ImageEncodingError,
     assistant_message,
@@ -45,7 +46,6 @@ from viddiff.backends.messages import (
 from viddiff.backends.usage import UsageMeter, call_cost
 from viddiff.cache import Cache, hash_key
 from viddiff.config import EndpointsConfig, ModelCallConfig
-from viddiff.backends.json_schema import declared_schema
 from viddiff.errors import EndpointError, InvalidAnswerError, RequestTooLargeError
 from viddiff.schema import StageUsage
 
@@ -332,7 +332,7 @@ class ChatClient:
         client = self._client(target)
         attempts = self.endpoints.max_retries + 1
         last = ""
-        never_answered = True
+        nothing_came_back = True
         for attempt in range(attempts):
             started = time.monotonic()
             try:
@@ -340,7 +340,7 @@ class ChatClient:
                     response = await self._attempt(client, target, call, messages, params, stage)
             except _TransientError as exc:
                 last = str(exc)
-                never_answered = never_answered and exc.no_response
+                nothing_came_back = nothing_came_back and exc.no_response
                 if attempt + 1 < attempts:
                     delay = self._delay(attempt, exc.retry_after)
                     logger.info(
@@ -358,7 +358,7 @@ class ChatClient:
                 call.model, stage, latency, usage.prompt_tokens, usage.completion_tokens,
             )
             return content
-        if never_answered and target.display_url not in self._reached:
+        if nothing_came_back and target.display_url not in self._reached:
             raise EndpointError(
                 f"cannot reach {target.display_url} ({attempts} attempts, last: {last}); check that the server is "
                 "running and that base_url is right",
