@@ -5,7 +5,7 @@ OpenAI-compatible test server (synthetic videos, random-weight tiny CLIP), then 
 the user sees, the exit code, what is on disk, and whether `--resume` (after the cause is fixed)
 finishes with predictions identical to a clean run. Prints a Markdown table.
 
-    python bench/run_integrity.py            # ~10 minutes on 2 cores
+    python bench/run_integrity.py            # about 20 minutes on 2 cores (each run is a new process)
 """
 
 from __future__ import annotations
