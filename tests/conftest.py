@@ -35,3 +35,26 @@ def offline_sets(tmp_path: Path, scripted_server: FakeOpenAIServer, monkeypatch:
     for item in offline_overrides(scripted_server.base_url, str(tmp_path / "cache.sqlite")):
         args += ["--set", item]
     return args
+
+
+@pytest.fixture
+def copy_dataset(synth_dir: Path, tmp_path: Path):
+    """``copy_dataset(edit, name)``: the synthetic benchmark's rows (absolute video paths) written to
+    ``tmp_path/name`` after ``edit(rows)`` changed them in place; returns the directory. The videos are
+    hard links inside the new folder, so the rows pass the loader's path containment."""
+    import json
+    import os
+    import shutil
+
+    def make(edit=None, name: str = "dataset") -> Path:
+        out = tmp_path / name
+        shutil.copytree(synth_dir / "videos", out / "videos", copy_function=os.link)
+        rows = [json.loads(line) for line in (synth_dir / "dataset.jsonl").read_text().splitlines()]
+        for row in rows:
+            row["videos"] = json.dumps([{**v, "path": str(out / v["path"])} for v in json.loads(row["videos"])])
+        if edit is not None:
+            edit(rows)
+        (out / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return out
+
+    return make

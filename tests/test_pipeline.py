@@ -153,7 +153,9 @@ def test_missing_video_fails_that_sample_only(synth_dir, tmp_path, offline_sets)
     assert [e["sample_key"] for e in errors] == [good[0]["sample_key"]]
     assert "nowhere.mp4" in errors[0]["error"]
     assert len(ResultsStore(out).load()) == len(good) - 1
-    assert _predictions(out)[0] == {}
+    # A failed sample's differences are predicted null (counted wrong), not left out.
+    labels = json.loads(good[0]["differences_gt"])
+    assert _predictions(out)[0] == {k: None for k, v in labels.items() if v in ("a", "b")}
     # Fix the video and resume: only the failed sample is redone, and the stale error report goes away.
     _write_dataset(data_dir, good)
     assert _run(data_dir, out, offline_sets, "--resume", *trusted) == 0

@@ -135,6 +135,14 @@ def run_ablation(
     dataset = load_benchmark(cfg, splits=splits)
     cache = open_cache(cfg.cache)
     embedder = ClipEmbedder(cfg.localizer.clip, cache)  # loads its model on first use, then serves every variant
+
+    class SharedModels(VidDiff):
+        """VidDiff on the ablation's one cache and CLIP embedder."""
+
+        def __init__(self, config: Config):
+            super().__init__(config, cache=cache, embedder=embedder)
+
+    SharedModels.__name__ = VidDiff.__name__  # run.json names the method, not this wrapper
     rows: list[AblationRow] = []
     try:
         for variant in variants:
@@ -145,7 +153,7 @@ def run_ablation(
                 splits=splits,
                 output_dir=output_dir / variant.method,
                 resume=resume,
-                method_factory=lambda c: VidDiff(c, cache=cache, embedder=embedder),
+                method_factory=SharedModels,
             )
             for split, acc in outcome.metrics["splits"].items():
                 rows.append(

@@ -208,13 +208,21 @@ class VidDiff:
         videos: Optional[tuple[VideoFrames, VideoFrames]] = None,
         fps: Optional[float] = None,
         on_stage=None,
+        meter: Optional[UsageMeter] = None,
     ) -> SampleResult:
         """Run propose → localise → differ for one sample. ``on_stage(name)`` is called as each stage finishes.
 
         ``describe`` mode (ViDiC-1K): differences proposed along the seven dimensions, verified with options
         ``abc``, and rendered into ``SampleResult.description`` (``c`` verdicts as similarities).
+        ``meter`` collects the sample's model calls (also when it fails part-way).
+        A benchmark row without ``a``/``b``-labelled differences has nothing to check in closed mode: it gets
+        no predictions, without reading its videos or calling a model.
         """
-        meter = UsageMeter()
+        meter = meter if meter is not None else UsageMeter()
+        if mode == "closed" and sample.labels and not sample.closed_differences():
+            return SampleResult(
+                sample_key=sample.sample_key, index=index, mode=mode, notes=["no a/b-labelled differences: nothing to check"]
+            )
         videos = videos or await self.load_videos(sample, fps)
         proposal = await self._proposal(sample, mode, meter)
         _notify(on_stage, "proposer")

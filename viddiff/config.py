@@ -81,6 +81,10 @@ class EndpointsConfig(_Section):
     max_reasks: int = Field(default=2, ge=0)
     """Re-asks after an invalid JSON/schema answer before giving up."""
     prices: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+    max_prompt_chars: Optional[int] = Field(default=200_000, ge=1)
+    """Text characters one request may carry (images excluded); a longer one is refused before it is sent."""
+    max_answer_chars: Optional[int] = Field(default=100_000, ge=1)
+    """Characters an answer may have; a longer one fails its call instead of being re-asked or stored."""
 
 
 class ImageConfig(_Section):
@@ -112,6 +116,8 @@ class RunConfig(_Section):
     save_visuals: bool = False
     max_samples_in_flight: int = Field(default=8, ge=1)
     """Samples processed concurrently (bounds decoded-frame memory; model calls are bounded separately)."""
+    max_cost_usd: Optional[float] = Field(default=None, gt=0)
+    """Stop (resumable) when the run's estimated model cost, projected from its first samples, exceeds this."""
 
 
 class DataConfig(_Section):

@@ -5,6 +5,8 @@ bad config, unreachable endpoint); its message must say what is wrong and
 what to do. Other exceptions are bugs and keep their traceback.
 """
 
+from typing import Optional
+
 
 class ViddiffError(Exception):
     """Base class of every user-facing error."""
@@ -19,7 +21,27 @@ class DatasetError(ViddiffError):
 
 
 class EndpointError(ViddiffError):
-    """A model endpoint refused a request permanently (bad key, unknown model, bad request)."""
+    """A model endpoint refused a request permanently (bad key, unknown model, bad request) or kept failing.
+
+    ``fatal`` marks errors that every other request would hit too (no key, a refused key, an endpoint
+    never reached, a model the endpoint does not know): a run stops on them instead of failing each
+    sample in turn. ``status``/``server_message`` are the HTTP status and the server's own words.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        fatal: bool = False,
+        status: Optional[int] = None,
+        server_message: Optional[str] = None,
+        stage: Optional[str] = None,
+    ):
+        super().__init__(message)
+        self.fatal = fatal
+        self.status = status
+        self.server_message = server_message
+        self.stage = stage
 
 
 class ModelLoadError(ViddiffError):
@@ -29,9 +51,26 @@ class ModelLoadError(ViddiffError):
 class InvalidAnswerError(ViddiffError):
     """A model kept answering with invalid JSON / schema after all re-asks."""
 
-    def __init__(self, message: str, raw: str):
+    def __init__(self, message: str, raw: str, *, stage: Optional[str] = None):
         super().__init__(message)
         self.raw = raw
+        self.stage = stage
+
+
+class RequestTooLargeError(ViddiffError):
+    """A request's text is over ``endpoints.max_prompt_chars``: refused before anything is sent."""
+
+    def __init__(self, message: str, *, stage: Optional[str] = None):
+        super().__init__(message)
+        self.stage = stage
+
+
+class OutputError(ViddiffError):
+    """An output file cannot be written (disk full, I/O error, read-only) or the directory is in use."""
+
+
+class CostLimitError(ViddiffError):
+    """The run's projected cost is above ``run.max_cost_usd``: it stops, resumable."""
 
 
 class PredictionFormatError(ViddiffError):

@@ -3,27 +3,34 @@
 All samples' model calls run concurrently (bounded by the chat client and by
 ``run.max_samples_in_flight``); each finished sample is appended to
 ``samples.jsonl`` at once, so a killed run resumes without losing or
-repeating work.
+repeating work. Samples are isolated from each other (``sample_runner.py``):
+one that fails is recorded and retried by ``--resume``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
+import functools
 import logging
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 from pydantic import BaseModel
 
 from viddiff.api import VidDiff
 from viddiff.config import Config, config_from_args, resolve_mode
-from viddiff.console import stage_progress
 from viddiff.data import load_benchmark
 from viddiff.data.viddiffbench import Dataset
-from viddiff.errors import InvalidAnswerError, VideoError, ViddiffError
+from viddiff.cost_guard import CostGuard, check_prices, total_cost
+from viddiff.errors import ViddiffError
 from viddiff.eval import evaluate_dataset, format_table, write_report
+from viddiff.failures import ERRORS_FILE, FailureLog, SampleFailure
+from viddiff.output_lock import OutputDirLock
+from viddiff.resume import check_resume
+from viddiff.sample_runner import SampleRunner, error_entries, latest_failures
 from viddiff.schema import Mode, RetrievalFrames, Sample, SampleResult, StageUsage
-from viddiff.store import ResultsStore, prepare_output_dir, write_json_atomic, write_text_atomic
+from viddiff.store import ResultsStore, output_error, prepare_output_dir, write_json_atomic, write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -58,10 +65,13 @@ def sanity_variant(sample: Sample, *, swap_videos: bool, same_video: bool) -> Sa
     return sample.model_copy(update={"videos": videos, "retrieval_frames": rf})
 
 
-def predictions_file(dataset: Dataset, results: dict[str, SampleResult], mode: Mode) -> list[dict]:
+def predictions_file(
+    dataset: Dataset, results: dict[str, SampleResult], mode: Mode, failed: frozenset[str] | set[str] = frozenset()
+) -> list[dict]:
     """Official VidDiffBench prediction format, aligned with dataset order.
 
-    Closed: ``{key: "a"|"b"|"c"|null}`` (null = no valid answer, scored wrong).
+    Closed: ``{key: "a"|"b"|"c"|null}`` (null = no valid answer, scored wrong); a ``failed`` sample has
+    null for each of its ``a``/``b`` differences.
     Open: only differences predicted ``a``/``b`` are claims; ``c`` and invalid ones are left out.
     Describe (ViDiC-1K responses): ``{"id": sample_key, "response": text}`` ("" when the sample failed).
     """
@@ -72,7 +82,8 @@ def predictions_file(dataset: Dataset, results: dict[str, SampleResult], mode: M
             out.append({"id": sample.sample_key, "response": (result.description or "") if result else ""})
             continue
         if result is None:
-            out.append({})
+            failed_closed = mode == "closed" and sample.sample_key in failed
+            out.append({d.key: None for d in sample.closed_differences()} if failed_closed else {})
             continue
         if mode == "closed":
             out.append({p.key: p.prediction for p in result.predictions})
@@ -87,72 +98,50 @@ def predictions_file(dataset: Dataset, results: dict[str, SampleResult], mode: M
     return out
 
 
-def total_usage(results: dict[str, SampleResult]) -> dict[str, StageUsage]:
+def total_usage(
+    results: dict[str, SampleResult], failures: Sequence[SampleFailure] = ()
+) -> dict[str, StageUsage]:
+    """Per-stage usage of the finished samples plus every failed attempt (those calls were paid for too)."""
     totals: dict[str, StageUsage] = {}
-    for result in results.values():
-        for stage, usage in result.usage.items():
+    for by_stage in [r.usage for r in results.values()] + [f.usage for f in failures]:
+        for stage, usage in by_stage.items():
             totals[stage] = totals.get(stage, StageUsage()).add(usage)
     return totals
 
 
-def _check_resume(out_dir: Path, cfg: Config, run_info: dict) -> None:
-    """Refuse to resume a directory made with a different config / mode / dataset (results would mix)."""
-    import json
-
-    import yaml
-
-    saved_cfg = out_dir / "config.yaml"
-    saved_run = out_dir / "run.json"
-    if not saved_cfg.exists() or not saved_run.exists():
-        raise ViddiffError(f"{out_dir} has samples.jsonl but no config.yaml/run.json; it was not made by viddiff run")
-    old = yaml.safe_load(saved_cfg.read_text())
-    new = cfg.model_dump(mode="json")
-    diffs = sorted(_diff_keys(old, new))
-    if diffs:
-        raise ViddiffError(f"cannot resume {out_dir}: config differs in {', '.join(diffs)}; use a new --output")
-    old_run = json.loads(saved_run.read_text())
-    changed = [k for k in run_info if old_run.get(k) != run_info[k]]
-    if changed:
-        raise ViddiffError(f"cannot resume {out_dir}: {', '.join(changed)} changed since the run started; use a new --output")
+def _write_usage(
+    out_dir: Path, vd, results: dict[str, SampleResult], failures: list[SampleFailure]
+) -> dict[str, StageUsage]:
+    usage = total_usage(results, failures)
+    clip_stats = getattr(vd, "clip_stats", lambda: None)()
+    write_json_atomic(
+        out_dir / "usage.json",
+        {
+            "by_stage": {k: v.model_dump() for k, v in usage.items()},
+            "clip": clip_stats,
+            "n_samples": len(results),
+            "failed_attempts": len(failures),
+        },
+    )
+    return usage
 
 
-def _diff_keys(old, new, prefix: str = "") -> list[str]:
-    if isinstance(old, dict) and isinstance(new, dict):
-        keys = set(old) | set(new)
-        return [d for k in keys for d in _diff_keys(old.get(k), new.get(k), f"{prefix}{k}.")]
-    return [] if old == new else [prefix.rstrip(".")]
-
-
-async def _process_all(
-    vd, todo: list[tuple[int, Sample]], mode: Mode, store: ResultsStore, cfg: Config
-) -> tuple[dict[str, SampleResult], list[dict]]:
-    sem = asyncio.Semaphore(cfg.run.max_samples_in_flight)
-    bars = stage_progress(vd.stages, len(todo))
-    results: dict[str, SampleResult] = {}
-    failures: list[dict] = []
-
-    async def one(index: int, sample: Sample) -> None:
-        async with sem:
-            try:
-                variant = sanity_variant(sample, swap_videos=cfg.run.swap_videos, same_video=cfg.run.same_video)
-                videos = await vd.load_videos(variant)
-                result = await vd.aprocess(
-                    variant, mode, index=index, videos=videos, on_stage=lambda s: bars[s].update(1)
-                )
-            except (InvalidAnswerError, VideoError) as exc:
-                log.error("sample %s failed: %s", sample.sample_key, exc)
-                failures.append({"sample_key": sample.sample_key, "index": index, "error": str(exc)})
-                return
-            store.append(result)
-            results[sample.sample_key] = result
-
+def _save_usage_after_stop(out_dir: Path, vd, results: dict[str, SampleResult], failure_log: FailureLog) -> None:
+    """Record what the stopped run paid for; a full disk must not hide the error that stopped it."""
     try:
-        await asyncio.gather(*(one(i, s) for i, s in todo))
-    finally:
-        for bar in bars.values():
-            bar.close()
-        await vd.client.aclose()
-    return results, failures
+        _write_usage(out_dir, vd, results, failure_log.load())
+    except ViddiffError as exc:
+        log.info("usage.json not updated: %s", exc)
+
+
+def _with_resume_hint(exc: ViddiffError, *, finished: bool, wrote: bool) -> ViddiffError:
+    """The run-ending error (same type), saying how to go on once the directory holds something."""
+    if not (finished or wrote) or "--resume" in str(exc):
+        return exc
+    kept = "finished samples are kept: " if finished else ""
+    hinted = copy.copy(exc)
+    hinted.args = (f"{exc}; {kept}fix this, then re-run with --resume",)
+    return hinted
 
 
 def run_benchmark(
@@ -168,45 +157,79 @@ def run_benchmark(
 ) -> RunOutcome:
     """Run a method (VidDiff by default; or e.g. ``LMMBaseline``) over a dataset selection and score it.
 
+    The output directory is locked for the whole run (one writer per directory). Failed samples are
+    recorded and retried by ``--resume``; errors that every sample would hit stop the run at once.
     ``report`` writes ``report/`` (HTML, see ``viddiff.report.run``); ``run.save_visuals`` writes ``visuals/``.
     Both are drawn at the end from every finished sample, so a resumed run gets them for all its samples.
     """
     dataset = load_benchmark(cfg, splits=splits)
     out_dir = prepare_output_dir(output_dir)
+    with OutputDirLock(out_dir):
+        return _run_locked(cfg, dataset, mode, splits, out_dir, resume, method_factory, report, report_embed_videos)
+
+
+def _run_locked(
+    cfg: Config,
+    dataset: Dataset,
+    mode: Mode,
+    splits: Optional[list[str]],
+    out_dir: Path,
+    resume: bool,
+    method_factory,
+    report: bool,
+    report_embed_videos: bool,
+) -> RunOutcome:
     store = ResultsStore(out_dir)
-    run_info = {"mode": mode, "splits": sorted(splits) if splits else None, "dataset": dataset.source}
-    if store.path.exists() and store.path.stat().st_size > 0:
+    failure_log = FailureLog(out_dir)
+    run_info = {
+        "mode": mode,
+        "splits": sorted(splits) if splits else None,
+        "dataset": dataset.source,
+        "method": method_factory.__name__,
+    }
+    if store.has_records() or failure_log.has_records():
         if not resume:
             raise ViddiffError(f"{out_dir} already holds results; pass --resume to continue it, or choose a new --output")
-        _check_resume(out_dir, cfg, run_info)
+        check_resume(out_dir, cfg, run_info)
     done = store.load()
+    past_failures = failure_log.load()
     unknown = set(done) - {s.sample_key for s in dataset}
     if unknown:
         raise ViddiffError(f"cannot resume {out_dir}: it holds samples not in this dataset selection ({len(unknown)})")
+    check_prices(cfg, method_factory.stages)
     write_text_atomic(out_dir / "config.yaml", cfg.to_yaml())
     write_json_atomic(out_dir / "run.json", run_info)
     todo = [(i, s) for i, s in enumerate(dataset) if s.sample_key not in done]
     if done:
         log.info("resuming: %d of %d samples already done", len(done), len(dataset))
 
+    spent_before = total_cost([r.usage for r in done.values()] + [f.usage for f in past_failures])
+    guard = CostGuard(cfg.run.max_cost_usd, len(todo), spent_before)
+    variant_of = functools.partial(sanity_variant, swap_videos=cfg.run.swap_videos, same_video=cfg.run.same_video)
     vd = method_factory(cfg)
+    runner = SampleRunner(vd, cfg, mode, store, failure_log, guard, variant_of)
     try:
-        new, failures = asyncio.run(_process_all(vd, todo, mode, store, cfg))
-        done.update(new)
-        predictions = predictions_file(dataset, done, mode)
+        try:
+            progress = asyncio.run(runner.run(todo))
+        except ViddiffError as exc:
+            if runner.progress.wrote:
+                _save_usage_after_stop(out_dir, vd, done | runner.progress.results, failure_log)
+            raise _with_resume_hint(exc, finished=bool(done or runner.progress.results), wrote=runner.progress.wrote) from None
+        done.update(progress.results)
+        failures = latest_failures(progress.failures, {s.sample_key for s in dataset} - set(done))
+        failed_keys = {f.sample_key for f in failures}
+        predictions = predictions_file(dataset, done, mode, failed=failed_keys)
         write_json_atomic(out_dir / "predictions.json", predictions)
         if failures:
-            write_json_atomic(out_dir / "errors.json", failures)
+            write_json_atomic(out_dir / ERRORS_FILE, error_entries(failures))
         else:
-            (out_dir / "errors.json").unlink(missing_ok=True)  # a resume fixed what failed before
-        usage = total_usage(done)
-        clip_stats = getattr(vd, "clip_stats", lambda: None)()
-        write_json_atomic(
-            out_dir / "usage.json",
-            {"by_stage": {k: v.model_dump() for k, v in usage.items()}, "clip": clip_stats, "n_samples": len(done)},
-        )
+            (out_dir / ERRORS_FILE).unlink(missing_ok=True)  # a resume fixed what failed before
+        usage = _write_usage(out_dir, vd, done, failure_log.load())
         metrics = evaluate_dataset(dataset, predictions, mode, cfg, client=vd.client)
-        write_report(out_dir, metrics, cfg=cfg, dataset_source=dataset.source, dataset_revision=dataset.revision)
+        write_report(
+            out_dir, metrics, cfg=cfg, dataset_source=dataset.source, dataset_revision=dataset.revision,
+            failed_samples=[f.sample_key for f in failures],
+        )
     finally:
         asyncio.run(vd.aclose())
     print(format_table(metrics))
@@ -214,13 +237,13 @@ def run_benchmark(
     if report or cfg.run.save_visuals:
         from viddiff.report.run import write_run_outputs
 
-        def variant(sample: Sample) -> Sample:
-            return sanity_variant(sample, swap_videos=cfg.run.swap_videos, same_video=cfg.run.same_video)
-
-        index = write_run_outputs(
-            out_dir, dataset, done, metrics, cfg, mode, failures,
-            variant=variant, report=report, visuals=cfg.run.save_visuals, embed_videos=report_embed_videos,
-        )
+        try:
+            index = write_run_outputs(
+                out_dir, dataset, done, metrics, cfg, mode, error_entries(failures),
+                variant=variant_of, report=report, visuals=cfg.run.save_visuals, embed_videos=report_embed_videos,
+            )
+        except OSError as exc:
+            raise output_error(Path(exc.filename or out_dir), exc) from None
         if index is not None:
             print(f"report in {index}")
     return RunOutcome(

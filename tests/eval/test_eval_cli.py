@@ -77,7 +77,7 @@ def _judge(req: ChatRequest) -> str:
     gt = json.loads(text[text.index("G (ground truth):\n") + 18 : text.index("\n\nP (predicted):")])
     pred = json.loads(text[text.index("P (predicted):\n") + 15 : text.index("\n\nFor each")])
     by_desc = {d: k for k, d in pred.items()}
-    return json.dumps({"matches": [{"gt_key": k, "pred_key": by_desc.get(d)} for k, d in gt.items()]})
+    return json.dumps({"matches": {k: by_desc.get(d) for k, d in gt.items()}})
 
 
 def test_open_eval_through_fake_server(tmp_path: Path, bench: Path, samples, capsys, monkeypatch) -> None:

@@ -1,12 +1,13 @@
 from viddiff.eval.matching import check_matching, flip_problem, normalise_pred_key, parse_match_answer
-from viddiff.eval.prompts import FlipAnswer, MatchAnswer, MatchItem, flip_prompt, match_prompt
+from viddiff.backends.json_schema import declared_schema
+from viddiff.eval.prompts import FlipAnswer, MatchAnswer, flip_answer, flip_prompt, match_answer, match_prompt
 
 GT = ["0", "1", "2"]
 PRED = ["0", "1"]
 
 
 def answer(*pairs) -> MatchAnswer:
-    return MatchAnswer(matches=[MatchItem(gt_key=g, pred_key=p) for g, p in pairs])
+    return MatchAnswer(matches=dict(pairs))
 
 
 def test_valid_matching_has_no_problems() -> None:
@@ -23,7 +24,7 @@ def test_duplicate_predicted_key_unmatches_every_holder() -> None:
 
 
 def test_repeated_and_missing_and_unknown_keys() -> None:
-    check = check_matching(answer(("0", "0"), ("0", "0"), ("2", "7"), ("9", "1")), GT, PRED)
+    check = check_matching(answer(("0", "0"), (" 0", "0"), ("2", "7"), ("9", "1")), GT, PRED)
     assert check.offending == ["0", "1", "2"]
     text = " | ".join(check.problems)
     assert "gt_key '9' is not a key of G" in text
@@ -37,7 +38,7 @@ def test_normalise_pred_key() -> None:
 
 
 def test_parse_rejected_answer_for_salvage() -> None:
-    raw = 'Sure: ```json\n{"matches": [{"gt_key": "0", "pred_key": "1"}]}\n```'
+    raw = 'Sure: ```json\n{"matches": {"0": "1"}}\n```'
     assert parse_match_answer(raw) == answer(("0", "1"))
     assert parse_match_answer("no json here") is None
     assert parse_match_answer('{"other": 1}') is None
@@ -64,3 +65,11 @@ def test_built_in_prompts_carry_the_official_protocol_rules() -> None:
     flip = flip_prompt([("the stance is wider", "the stance is much wider")])
     # a difference of degree is not an opposite
     assert "differ only in degree" in flip and '"the stance is slightly wider" are 0' in flip
+
+
+def test_the_schemas_sent_state_the_exact_keys_and_lengths() -> None:
+    matches = declared_schema(match_answer(GT, PRED))["properties"]["matches"]
+    assert matches["required"] == GT and matches["additionalProperties"] is False
+    assert matches["properties"]["0"] == {"anyOf": [{"type": "string", "enum": PRED}, {"type": "null"}]}
+    results = declared_schema(flip_answer(3))["properties"]["results"]
+    assert (results["minItems"], results["maxItems"], results["items"]["enum"]) == (3, 3, [0, 1])

@@ -51,7 +51,7 @@ def is_match(req: ChatRequest) -> bool:
 
 
 def matches_json(m: dict[str, Optional[str]]) -> str:
-    return json.dumps({"matches": [{"gt_key": k, "pred_key": v} for k, v in m.items()]})
+    return json.dumps({"matches": m})
 
 
 def make_responder(match_override: Optional[Callable[[ChatRequest, dict], str]] = None,
@@ -290,7 +290,7 @@ def test_sample_without_predictions_makes_no_judge_call(run_eval, make_sample) -
 
 MATCH = """Action: {action}. Match the experts' differences to the system's ones.
 Experts >>>{gt}<<< System >>>{pred}<<< (keys {gt_keys} / {pred_keys})
-Answer like { "matches": [ { "gt_key": "0", "pred_key": null } ] }."""
+Answer like { "matches": { "0": null } }."""
 FLIP = "Are these opposites? There are {n} pairs >>>{pairs}<<<"
 SYSTEM = "You are my own judge."
 
@@ -304,11 +304,11 @@ def my_judge(req: ChatRequest) -> str:
     text = req.messages[1]["content"]
     if req.model == "judge-model":
         gt, pred = _between(text, "Experts >>>", "<<<"), _between(text, "System >>>", "<<<")
-        used, matches = set(), []
+        used, matches = set(), {}
         for gk, gdesc in gt.items():
             hit = next((pk for pk, d in pred.items() if pk not in used and d.split()[0] == gdesc.split()[0]), None)
             used.add(hit)
-            matches.append({"gt_key": gk, "pred_key": hit})
+            matches[gk] = hit
         return json.dumps({"matches": matches})
     pairs = _between(text, "pairs >>>", "<<<")
     return json.dumps({"results": [int(p["first"].split()[-1] != p["second"].split()[-1]) for p in pairs]})
@@ -325,12 +325,12 @@ def test_open_judge_uses_the_template_files_and_records_their_hash(run_eval, ben
         built_in = run_eval(server_builtin, *benchmark)
 
     assert all(r.messages[0]["content"] == SYSTEM for r in server.requests)
-    match_req = next(r for r in server.requests if r.model == "judge-model")
-    assert "Experts >>>" in match_req.text and '{ "matches": [ { "gt_key": "0", "pred_key": null } ] }' in match_req.text
-    assert "a person performs a squat" in match_req.text
+    match_reqs = [r for r in server.requests if r.model == "judge-model"]  # one per sample, in any order
+    assert all("Experts >>>" in r.text and '{ "matches": { "0": null } }' in r.text for r in match_reqs)
+    assert any("a person performs a squat" in r.text for r in match_reqs)
     # same judge semantics in other words: the same outcome for every ground-truth difference
     assert [r.outcome for r in custom.records] == [r.outcome for r in built_in.records]
-    assert custom.prompt_version == "custom" and built_in.prompt_version == "viddiff-eval-2"
+    assert custom.prompt_version == "custom" and built_in.prompt_version == "viddiff-eval-3"
     expected = judge_templates({name: str(tmp_path / f"{name}.txt") for name in files})
     assert custom.prompt_sha256 == expected.sha256 != built_in.prompt_sha256 == judge_templates().sha256
     out = tmp_path / "report"  # metrics.json: the summary carries hash and sources next to the version

@@ -9,7 +9,8 @@ import pytest
 from viddiff.data.vidic import CATEGORIES
 from viddiff.errors import ViddiffError
 from viddiff.proposer import prompts
-from viddiff.proposer.propose import WHOLE_VIDEO, dimension_key
+from viddiff.proposer.answers import dimension_key
+from viddiff.proposer.propose import WHOLE_VIDEO
 from viddiff.schema import Difference
 from viddiff.testing.fake_openai import ChatRequest
 
@@ -76,7 +77,7 @@ def test_label_variants_are_folded_and_unknown_categories_reasked(harness) -> No
     proposal = harness.describe(n=2)
 
     first, second = harness.of("dimensions")
-    assert "difference 'arm swing' has category 'sound'" in second.text
+    assert "differences.1.category: Input should be 'subject', 'style'" in second.text
     assert [(d.category, d.scope) for d in proposal.differences] == [("camera", "global"), ("playback", "local")]
 
 
@@ -84,7 +85,7 @@ def test_more_differences_than_asked_are_reasked(harness) -> None:
     harness.script(dimensions=[dimension_answer(harness), dimension_answer(harness)])
     with pytest.raises(ViddiffError, match="no valid DimensionDifferencesAnswer"):
         harness.describe(n=1)
-    assert "2 differences given, at most 1 allowed" in harness.of("dimensions")[-1].text
+    assert "differences: List should have at most 1 item" in harness.of("dimensions")[-1].text
 
 
 def test_n_must_be_positive(harness) -> None:

@@ -15,7 +15,7 @@ def _strings(stages: list[dict]) -> list[list[str]]:
 
 def test_stages_are_stripped_and_deduplicated(harness, stages: list[dict]) -> None:
     stages[0]["name"] = "  stage one \n"
-    stages[1]["retrieval_strings"] = ["  A photo of a person with knees bent ", "", *stages[1]["retrieval_strings"]]
+    stages[1]["retrieval_strings"] = ["  A photo of a person with knees bent ", *stages[1]["retrieval_strings"]]
     harness.script(stages=[{"stages": stages}])
     proposal = harness.propose(n_differences=2, cfg=ProposerConfig(model="fake-model", n_retrieval_keys=3, refine_retrieval_strings=False))
 
@@ -24,28 +24,45 @@ def test_stages_are_stripped_and_deduplicated(harness, stages: list[dict]) -> No
     assert [s.retrieval_strings for s in proposal.stages] == _strings(harness.STAGES)
 
 
-@pytest.mark.parametrize("problem", ["too-many-stages", "too-few-strings", "duplicate-strings", "duplicate-names"])
+@pytest.mark.parametrize("problem", ["too-many-stages", "too-few-strings", "duplicate-strings", "blank-string"])
 def test_invalid_stages_are_reasked(harness, stages: list[dict], problem: str) -> None:
+    """Each of these breaks a constraint the request's JSON schema states (maxItems, minItems, uniqueItems,
+    pattern), so only a model that ignores the schema is re-asked."""
     bad = [dict(s) for s in stages]
     if problem == "too-many-stages":
         bad = bad + [{"name": "stage four", "retrieval_strings": ["A", "B", "C"]}]
-        reason = "4 stages given, at most 3 allowed"
+        reason = "stages: List should have at most 3 items"
     elif problem == "too-few-strings":
         bad[1] = {**bad[1], "retrieval_strings": bad[1]["retrieval_strings"][:2]}
-        reason = "fewer than 3 distinct retrieval strings"
+        reason = "stages.1.retrieval_strings: List should have at least 3 items"
     elif problem == "duplicate-strings":
         first = bad[2]["retrieval_strings"][0]
-        bad[2] = {**bad[2], "retrieval_strings": [first, first.upper(), "  "]}
-        reason = "fewer than 3 distinct retrieval strings"
+        bad[2] = {**bad[2], "retrieval_strings": [first, first, bad[2]["retrieval_strings"][1]]}
+        reason = "the retrieval strings must be distinct"
     else:
-        bad[1] = {**bad[1], "name": "Stage_One"}
-        reason = "stage names must be distinct"
+        bad[2] = {**bad[2], "retrieval_strings": [*bad[2]["retrieval_strings"][:2], "  "]}
+        reason = "stages.2.retrieval_strings.2: String should have at least 1 character"
     harness.script(stages=[{"stages": bad}, {"stages": stages}])
     proposal = harness.propose(n_differences=2, cfg=ProposerConfig(model="fake-model", n_retrieval_keys=3, max_stages=3))
 
     first, second = harness.of("stages")
     assert reason in second.text
     assert [s.retrieval_strings for s in proposal.stages] == _strings(harness.STAGES)
+
+
+def test_repeated_stage_names_and_case_variant_strings_are_repaired_not_reasked(harness, stages: list[dict]) -> None:
+    """Distinct names (up to case) cannot be stated in JSON Schema: a repeat is renamed, with a note."""
+    stages[1]["name"] = "Stage_One"
+    first = stages[2]["retrieval_strings"][0]
+    stages[2]["retrieval_strings"] = [first, first.upper(), stages[2]["retrieval_strings"][1]]
+    harness.script(stages=[{"stages": stages}])
+    proposal = harness.propose(n_differences=2, cfg=ProposerConfig(model="fake-model", n_retrieval_keys=3, refine_retrieval_strings=False))
+
+    assert len(harness.of("stages")) == 1
+    assert [s.name for s in proposal.stages] == ["stage one", "Stage_One (2)", "stage three"]
+    assert proposal.stages[2].retrieval_strings == [first, stages[2]["retrieval_strings"][2]]
+    assert any("repeats" in n and "'Stage_One (2)'" in n for n in proposal.notes)
+    assert any("2 distinct retrieval strings" in n for n in proposal.notes)
 
 
 def test_stage_count_at_the_limit_is_accepted(harness) -> None:
@@ -93,7 +110,7 @@ def test_refinement_leaving_a_stage_empty_is_reasked(harness, stages: list[dict]
     proposal = harness.propose(n_differences=2)
 
     first, second = harness.of("refine")
-    assert "lost all its retrieval strings" in second.text
+    assert "stages.2.retrieval_strings.0: String should have at least 1 character" in second.text
     assert [s.retrieval_strings for s in proposal.stages] == _strings(harness.STAGES)
     assert not proposal.notes
 

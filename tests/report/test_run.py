@@ -123,10 +123,9 @@ class AlternateJudge(ScriptedModel):
         gt = _after(req.text, "G (ground truth):")
         pred = list(_after(req.text, "P (predicted):"))
         return {
-            "matches": [
-                {"gt_key": key, "pred_key": pred[i // 2] if i % 2 == 0 and i // 2 < len(pred) else None}
-                for i, key in enumerate(gt)
-            ]
+            "matches": {
+                key: pred[i // 2] if i % 2 == 0 and i // 2 < len(pred) else None for i, key in enumerate(gt)
+            }
         }
 
 

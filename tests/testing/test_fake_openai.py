@@ -12,7 +12,7 @@ from typing import Any, Optional
 import pytest
 from PIL import Image
 
-from viddiff.testing.fake_openai import ChatRequest, FakeOpenAIServer, FaultPlan, Reply
+from viddiff.testing.fake_openai import ChatRequest, FakeOpenAIServer, FaultPlan, HTTPFault, Reply
 
 
 def _post(server: FakeOpenAIServer, body: dict[str, Any], auth: Optional[str] = "Bearer k") -> tuple[int, dict, dict]:
@@ -146,3 +146,33 @@ def test_reset_log_clears_requests() -> None:
         assert server.requests == []
         _post(server, _body({"type": "text", "text": "q"}))
     assert [r.index for r in server.requests] == [1]
+
+
+def test_html_fault_is_a_web_page_with_status_200() -> None:
+    with FakeOpenAIServer(lambda req: "x", faults=FaultPlan(sequence=["html"])) as server:
+        req = urllib.request.Request(
+            f"{server.base_url}/chat/completions", json.dumps(_body()).encode(), {"Authorization": "Bearer k"}, method="POST"
+        )
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            assert resp.status == 200 and resp.headers["Content-Type"].startswith("text/html")
+            assert resp.read().startswith(b"<!doctype html>")
+
+
+def test_a_trickled_answer_is_still_a_whole_completion() -> None:
+    with FakeOpenAIServer(lambda req: Reply('{"a": 1}', trickle_s=0.001)) as server:
+        status, body, _ = _post(server, _body())
+    assert status == 200 and body["choices"][0]["message"]["content"] == '{"a": 1}'
+
+
+def test_a_responder_can_refuse_one_request_with_an_http_status() -> None:
+    def responder(req: ChatRequest) -> str:
+        if "too long" in req.text:
+            raise HTTPFault(400, "maximum context length exceeded", code="context_length_exceeded")
+        return "fine"
+
+    with FakeOpenAIServer(responder) as server:
+        status, body, _ = _post(server, _body({"type": "text", "text": "too long"}))
+        ok, _, _ = _post(server, _body({"type": "text", "text": "short"}))
+    assert (status, body["error"]["code"], body["error"]["message"]) == (400, "context_length_exceeded", "maximum context length exceeded")
+    assert ok == 200 and server.requests[0].rejected == "HTTP 400: maximum context length exceeded"
+    assert not server.responder_errors

@@ -5,6 +5,14 @@ retry policy, re-asks on invalid answers, caching and cost accounting are
 implemented once. It speaks to any OpenAI-compatible server through the
 official ``openai`` SDK, with the SDK's own retries disabled because ours
 also cover dropped connections and malformed bodies, with jitter.
+
+Every attempt has an overall deadline (``endpoints.timeout_s`` from sending
+to the last byte of the answer: the SDK's own timeout bounds each socket
+read, so a server trickling bytes would never trip it), and every retry is
+logged at INFO with its reason and wait. Errors that any other request would
+hit too (no key, a refused key, an endpoint never reached, a model the
+endpoint has never answered for) are marked ``fatal`` so a run stops on
+them instead of failing every sample in turn.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Optional, TypeVar
 import openai
 from pydantic import BaseModel, ValidationError
 
+from viddiff.backends.json_schema import declared_schema
 from viddiff.backends.messages import (
     ImageEncodingError,
     assistant_message,
@@ -38,7 +47,7 @@ from viddiff.backends import tokens
 from viddiff.backends.usage import UsageMeter, call_cost
 from viddiff.cache import Cache, hash_key
 from viddiff.config import EndpointsConfig, ModelCallConfig
-from viddiff.errors import EndpointError, InvalidAnswerError
+from viddiff.errors import EndpointError, InvalidAnswerError, RequestTooLargeError
 from viddiff.schema import StageUsage
 
 __all__ = [
@@ -60,6 +69,8 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _RETRYABLE_STATUS = {408, 409, 429}
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*(.*?)\s*```$", re.DOTALL)
 _MAX_ERROR_CHARS = 1000
+_MAX_RAW_KEPT = 2000
+"""Characters of an oversized answer kept for ``samples.jsonl``/``errors.json``."""
 _REASK = "Your previous answer was not valid: {error}\nAnswer again with only the corrected JSON object."
 
 
@@ -77,11 +88,16 @@ class _Target:
 
 
 class _TransientError(Exception):
-    """One failed attempt worth retrying; ``retry_after`` is the server's hint in seconds."""
+    """One failed attempt worth retrying; ``retry_after`` is the server's hint in seconds.
 
-    def __init__(self, description: str, retry_after: Optional[float] = None):
+    ``no_response``: nothing came back at all (connection refused, reset, DNS), as opposed
+    to an HTTP error or a slow or broken answer from a server that is there.
+    """
+
+    def __init__(self, description: str, retry_after: Optional[float] = None, *, no_response: bool = False):
         super().__init__(description)
         self.retry_after = retry_after
+        self.no_response = no_response
 
 
 class ChatClient:
@@ -103,6 +119,10 @@ class ChatClient:
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
         self._semaphores = weakref.WeakKeyDictionary()
         self._inflight: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, list]] = weakref.WeakKeyDictionary()
+        self._reached: set[str] = set()
+        """Base URLs that sent any HTTP response: an endpoint that is there, even if it refused."""
+        self._answered: set[tuple[str, str]] = set()
+        """(base URL, model) pairs that gave a completion: the model exists there."""
 
     # ------------------------------------------------------------------ public API
 
@@ -123,6 +143,7 @@ class ChatClient:
         :class:`InvalidAnswerError` after ``endpoints.max_reasks`` re-asks.
         Only valid answers are cached; a cache hit needs neither server nor key.
         """
+        self._check_request_size(call, messages, stage)
         response_format = self._response_format(schema)
         params = _request_params(call, response_format)
         key = self._cache_key(call, messages, params)
@@ -158,6 +179,7 @@ class ChatClient:
         error = ""
         for attempt in range(self.endpoints.max_reasks + 1):
             content = await self._post(target, call, sent, params, stage, meter)
+            self._check_answer_size(call, stage, content)
             raw = content or ""
             try:
                 if content is None:
@@ -176,12 +198,14 @@ class ChatClient:
             f"{call.model} ({stage}) gave no valid {schema.__name__} answer in "
             f"{self.endpoints.max_reasks + 1} attempts; last problem: {error}",
             raw=raw,
+            stage=stage,
         )
 
     async def complete_text(
         self, call: ModelCallConfig, messages: list[dict], *, stage: str = "default", meter: UsageMeter | None = None
     ) -> str:
         """Free-text answer (no JSON, no re-asks)."""
+        self._check_request_size(call, messages, stage)
         params = _request_params(call, None)
         key = self._cache_key(call, messages, params)
         async with self._single_flight(key):
@@ -190,8 +214,11 @@ class ChatClient:
                 self._record_hit(call, stage, meter)
                 return cached
             content = await self._post(self._target(call), call, messages, params, stage, meter)
+            self._check_answer_size(call, stage, content)
             if content is None:
-                raise InvalidAnswerError(f"{call.model} ({stage}) returned no text (refusal or tool call)", raw="")
+                raise InvalidAnswerError(
+                    f"{call.model} ({stage}) returned no text (refusal or tool call)", raw="", stage=stage
+                )
             self._cache_put(key, content)
             return content
 
@@ -248,7 +275,8 @@ class ChatClient:
         if not key:
             raise EndpointError(
                 f"no API key for model {call.model!r}: environment variable {endpoint.api_key_env} is not set; "
-                f"set {endpoint.api_key_env}=... (or a dummy value for local servers)"
+                f"set {endpoint.api_key_env}=... (or a dummy value for local servers)",
+                fatal=True,
             )
         base_url = endpoint.base_url or os.environ.get("OPENAI_BASE_URL") or None
         return _Target(base_url=base_url, api_key_env=endpoint.api_key_env, api_key=key)
@@ -305,19 +333,25 @@ class ChatClient:
         client = self._client(target)
         attempts = self.endpoints.max_retries + 1
         last = ""
+        nothing_came_back = True
         for attempt in range(attempts):
             started = time.monotonic()
             try:
                 async with self._semaphore():
-                    response = await self._attempt(client, target, call, messages, params)
+                    response = await self._attempt(client, target, call, messages, params, stage)
             except _TransientError as exc:
                 last = str(exc)
+                nothing_came_back = nothing_came_back and exc.no_response
                 if attempt + 1 < attempts:
                     delay = self._delay(attempt, exc.retry_after)
-                    logger.debug("%s (%s): %s; retry %d in %.2fs", call.model, stage, last, attempt + 1, delay)
+                    logger.info(
+                        "%s (%s) at %s: %s; retry %d of %d in %.1fs",
+                        call.model, stage, target.display_url, last, attempt + 1, attempts - 1, delay,
+                    )
                     await asyncio.sleep(delay)
                 continue
             latency = time.monotonic() - started
+            self._answered.add((target.display_url, call.model))
             content, usage = self._account(call, messages, response)
             self._record(stage, usage, meter)
             logger.debug(
@@ -325,9 +359,17 @@ class ChatClient:
                 call.model, stage, latency, usage.prompt_tokens, usage.completion_tokens,
             )
             return content
+        if nothing_came_back and target.display_url not in self._reached:
+            raise EndpointError(
+                f"cannot reach {target.display_url} ({attempts} attempts, last: {last}); check that the server is "
+                "running and that base_url is right",
+                fatal=True,
+                stage=stage,
+            )
         raise EndpointError(
-            f"{call.model} at {target.display_url} kept failing: {attempts} attempts, last: {last}; "
-            "check that the server is up, or raise endpoints.max_retries / endpoints.timeout_s"
+            f"{call.model} at {target.display_url} kept failing: {attempts} attempts, last: {last}; check that the "
+            "server is up, or raise endpoints.max_retries / endpoints.timeout_s (both may change on --resume)",
+            stage=stage,
         )
 
     async def _attempt(
@@ -337,26 +379,111 @@ class ChatClient:
         call: ModelCallConfig,
         messages: list[dict],
         params: dict[str, Any],
+        stage: str,
     ) -> Any:
         """Send once; permanent failures raise :class:`EndpointError`, transient ones :class:`_TransientError`."""
+        timeout = self.endpoints.timeout_s
         try:
-            response = await client.chat.completions.create(messages=messages, **params)  # type: ignore[call-overload,arg-type]
+            async with asyncio.timeout(timeout):
+                response = await client.chat.completions.create(messages=messages, **params)  # type: ignore[call-overload,arg-type]
         except openai.APIStatusError as exc:
+            self._reached.add(target.display_url)
             status = exc.status_code
             if status in _RETRYABLE_STATUS or status >= 500:
                 message = _server_message(exc).replace(target.api_key, "***")
                 raise _TransientError(f"HTTP {status}: {message}", _retry_after(exc.response)) from None
-            raise _permanent_error(exc, target, call) from None
-        except openai.APITimeoutError:
-            raise _TransientError(f"no answer within {self.endpoints.timeout_s}s (endpoints.timeout_s)") from None
+            raise self._permanent_error(exc, target, call, stage) from None
+        except (openai.APITimeoutError, TimeoutError):
+            raise _TransientError(f"no complete answer within {timeout:g}s (endpoints.timeout_s)") from None
         except openai.APIConnectionError as exc:
-            raise _TransientError(f"connection failed ({exc.__cause__ or exc})") from None
+            raise _TransientError(f"connection failed ({exc.__cause__ or exc})", no_response=True) from None
         except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
+            self._reached.add(target.display_url)
             raise _TransientError(f"malformed response body ({type(exc).__name__})") from None
-        choices = getattr(response, "choices", None)
-        if not isinstance(choices, list) or not choices or getattr(choices[0], "message", None) is None:
-            raise _TransientError("malformed response: no choices[0].message")
+        self._check_is_chat_completion(response, target, call, stage)
+        self._reached.add(target.display_url)
         return response
+
+    def _check_is_chat_completion(self, response: Any, target: _Target, call: ModelCallConfig, stage: str) -> None:
+        """A body that is no chat completion at all (an HTML page, a JSON error page of some other service)
+        means base_url points somewhere else; one cut short on the way is worth another try."""
+        if isinstance(response, str):  # the SDK hands back the text of a non-JSON body
+            if response.lstrip().startswith(("{", "[")):
+                raise _TransientError("malformed response body (incomplete JSON)")
+            raise self._not_an_api(target, stage, response)
+        choices = getattr(response, "choices", None)
+        if isinstance(choices, list) and choices and getattr(choices[0], "message", None) is not None:
+            return
+        extra = getattr(response, "model_extra", None) or {}
+        if "error" in extra:  # some proxies report overload as HTTP 200 with an error object
+            raise _TransientError(f"HTTP 200 with an error: {str(extra['error'])[:_MAX_ERROR_CHARS]}")
+        if choices is None and not str(getattr(response, "object", None) or "").startswith("chat.completion"):
+            raise self._not_an_api(target, stage, json.dumps(extra)[:200] if extra else "")
+        raise _TransientError("malformed response: no choices[0].message")
+
+    def _not_an_api(self, target: _Target, stage: str, body: str) -> EndpointError:
+        snippet = " ".join(body.split())[:120]
+        return EndpointError(
+            f"the server at {target.display_url} did not answer like an OpenAI-compatible API (check base_url); "
+            f"it sent: {snippet!r}",
+            fatal=target.display_url not in self._reached,
+            stage=stage,
+        )
+
+    def _permanent_error(
+        self, exc: openai.APIStatusError, target: _Target, call: ModelCallConfig, stage: str
+    ) -> EndpointError:
+        status = exc.status_code
+        # Some servers echo the key they refused; it must never reach a log or a terminal.
+        message = _server_message(exc).replace(target.api_key, "***")
+        where = target.display_url
+        details = dict(status=status, server_message=message, stage=stage)
+        if status in (401, 403):
+            return EndpointError(
+                f"{where} refused the API key from {target.api_key_env} (HTTP {status}: {message}); "
+                f"set {target.api_key_env} to a valid key",
+                fatal=True,
+                **details,
+            )
+        if status == 404:
+            # A model that has answered here before exists; a 404 now concerns this request only.
+            never_answered = (where, call.model) not in self._answered
+            return EndpointError(
+                f"model {call.model!r} not found at {where} (HTTP 404: {message}); check the model name and that "
+                "base_url is the API's root (it usually ends in /v1)",
+                fatal=never_answered,
+                **details,
+            )
+        if status in (400, 422):
+            return EndpointError(
+                f"{where} rejected the request for {call.model!r} as invalid (HTTP {status}): {message}", **details
+            )
+        return EndpointError(f"{where} refused the request for {call.model!r} (HTTP {status}): {message}", **details)
+
+    # ------------------------------------------------------------------ size caps
+
+    def _check_request_size(self, call: ModelCallConfig, messages: list[dict], stage: str) -> None:
+        """Backstop against runaway text (a huge dataset field) before it is sent, and paid for, at all."""
+        chars = _text_chars(messages)
+        cap = self.endpoints.max_prompt_chars
+        if cap is not None and chars > cap:
+            raise RequestTooLargeError(
+                f"the request to {call.model} ({stage}) holds {chars} characters of text, over "
+                f"endpoints.max_prompt_chars={cap}; a text field of this sample is far longer than usual: "
+                "check the data, or raise the cap",
+                stage=stage,
+            )
+
+    def _check_answer_size(self, call: ModelCallConfig, stage: str, content: Optional[str]) -> None:
+        """An oversized answer is not re-asked (that would send it back) nor stored whole."""
+        cap = self.endpoints.max_answer_chars
+        if content is not None and cap is not None and len(content) > cap:
+            raise InvalidAnswerError(
+                f"{call.model} ({stage}) answered with {len(content)} characters, over "
+                f"endpoints.max_answer_chars={cap}; raise the cap if answers this long are expected",
+                raw=content[:_MAX_RAW_KEPT],
+                stage=stage,
+            )
 
     def _delay(self, attempt: int, retry_after: Optional[float]) -> float:
         """Server's Retry-After when given (capped), else exponential backoff with full jitter."""
@@ -401,7 +528,7 @@ class ChatClient:
             name = re.sub(r"[^a-zA-Z0-9_-]", "_", schema.__name__)[:64] or "answer"
             return {
                 "type": "json_schema",
-                "json_schema": {"name": name, "schema": schema.model_json_schema(), "strict": False},
+                "json_schema": {"name": name, "schema": declared_schema(schema), "strict": False},
             }
         return {"type": "json_object"}
 
@@ -410,7 +537,7 @@ class ChatClient:
             return "Answer with only a JSON object that follows the response schema."
         return (
             "Answer with only a JSON object (no prose, no code fences) matching this JSON schema:\n"
-            + json.dumps(schema.model_json_schema(), separators=(",", ":"))
+            + json.dumps(declared_schema(schema), separators=(",", ":"))
         )
 
     # ------------------------------------------------------------------ cache
@@ -477,6 +604,18 @@ def _canonical_message(message: dict[str, Any]) -> dict[str, Any]:
         else:
             parts.append(part)
     return {**message, "content": parts}
+
+
+def _text_chars(messages: list[dict]) -> int:
+    """Characters of text in ``messages`` (images and other parts excluded)."""
+    total = 0
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            total += len(content)
+        elif isinstance(content, list):
+            total += sum(len(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return total
 
 
 def _count_images(messages: list[dict]) -> int:
@@ -560,23 +699,3 @@ def _retry_after(response: Any) -> Optional[float]:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
-
-
-def _permanent_error(exc: openai.APIStatusError, target: _Target, call: ModelCallConfig) -> EndpointError:
-    status = exc.status_code
-    # Some servers echo the key they refused; it must never reach a log or a terminal.
-    message = _server_message(exc).replace(target.api_key, "***")
-    where = target.display_url
-    if status in (401, 403):
-        return EndpointError(
-            f"{where} refused the API key from {target.api_key_env} (HTTP {status}: {message}); "
-            f"set {target.api_key_env} to a valid key"
-        )
-    if status == 404:
-        return EndpointError(
-            f"model {call.model!r} not found at {where} (HTTP 404: {message}); "
-            "check the model name and the endpoint base_url"
-        )
-    if status in (400, 422):
-        return EndpointError(f"{where} rejected the request for {call.model!r} as invalid (HTTP {status}): {message}")
-    return EndpointError(f"{where} refused the request for {call.model!r} (HTTP {status}): {message}")

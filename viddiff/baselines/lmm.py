@@ -112,18 +112,25 @@ class LMMBaseline:
         index: int = 0,
         videos: Optional[tuple[VideoFrames, VideoFrames]] = None,
         on_stage: Optional[Callable[[str], Any]] = None,
+        meter: Optional[UsageMeter] = None,
     ) -> SampleResult:
         """One request with the sampled frames of A then B.
 
         Closed: a letter per statement. Open: statements with letters, as many as the model gives.
         Describe (ViDiC-1K): free text on similarities and differences along the seven dimensions.
+        ``meter`` collects the sample's model calls (also when it fails part-way).
         """
         cfg = self.config.baseline
+        meter = meter if meter is not None else UsageMeter()
+        if mode == "closed" and sample.labels and not sample.closed_differences():
+            return SampleResult(
+                sample_key=sample.sample_key, index=index, mode=mode, method=f"lmm:{cfg.model}",
+                notes=["no a/b-labelled differences: nothing to ask"],
+            )
         a, b = videos or await self.load_videos(sample)
         sent = fit_budget(a, b, self.max_images)
         notes = frame_notes(a, b, sent, self.max_images)
         layout = prompts.video_layout(len(sent.a), len(sent.b), sent.fps_a, sent.fps_b, cfg.video_input)
-        meter = UsageMeter()
         predictions: list[Prediction] = []
         description = None
         if mode == "closed":
@@ -152,7 +159,7 @@ class LMMBaseline:
         # Unlabelled user input (API): every given difference.
         diffs = sample.closed_differences() if sample.labels else list(sample.differences.values())
         if not diffs:
-            notes.append("no a/b-labelled differences: nothing to ask")
+            notes.append("no differences: nothing to ask")
             return []
         statements = {d.key: statement_text(d, self.config.baseline.statement) for d in diffs}
         text = prompts.closed_prompt(sample.action_description, layout, statements)

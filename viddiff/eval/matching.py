@@ -46,19 +46,19 @@ def check_matching(answer: MatchAnswer, gt_keys: list[str], pred_keys: list[str]
     problems: list[str] = []
     offending: set[str] = set()
     entries: dict[str, list[Optional[str]]] = {}
-    for item in answer.matches:
-        key = item.gt_key.strip()
+    for raw_key, pred in answer.matches.items():
+        key = raw_key.strip()
         if key not in gt_set:
-            problems.append(f"gt_key {item.gt_key!r} is not a key of G (keys: {', '.join(gt_keys)})")
+            problems.append(f"gt_key {raw_key!r} is not a key of G (keys: {', '.join(gt_keys)})")
             continue
-        entries.setdefault(key, []).append(normalise_pred_key(item.pred_key))
+        entries.setdefault(key, []).append(normalise_pred_key(pred))
 
     for key in gt_keys:
         given = entries.get(key, [])
         if not given:
             problems.append(f"gt_key {key!r} is missing; give one entry for every key of G")
             offending.add(key)
-        elif len(given) > 1:
+        elif len(given) > 1:  # " 1" and "1": the same key written twice
             problems.append(f"gt_key {key!r} appears {len(given)} times; give exactly one entry per key of G")
             offending.add(key)
         elif given[0] is not None and given[0] not in pred_set:

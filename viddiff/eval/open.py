@@ -35,7 +35,16 @@ from viddiff.config import EvalConfig
 from viddiff.errors import InvalidAnswerError, PredictionFormatError
 from viddiff.eval.groups import ActionRow, DifferenceRow, RecordBase, by_action, by_difference, by_split, key_order
 from viddiff.eval.matching import MatchCheck, check_matching, flip_problem, parse_match_answer
-from viddiff.eval.prompts import PROMPT_VERSION, FlipAnswer, MatchAnswer, flip_prompt, judge_templates, match_prompt
+from viddiff.eval.prompts import (
+    PROMPT_VERSION,
+    FlipAnswer,
+    MatchAnswer,
+    flip_answer,
+    flip_prompt,
+    judge_templates,
+    match_answer,
+    match_prompt,
+)
 from viddiff.eval.stats import mean_of, rate
 from viddiff.schema import Sample, StageUsage
 from viddiff.templates import BUILT_IN, TemplateSet
@@ -257,7 +266,7 @@ class _SampleScorer:
             answer = await self.client.complete_json(
                 self.cfg.judge,
                 [system_message(self.system), user_message(prompt)],
-                MatchAnswer,
+                match_answer(gt_keys, pred_keys),
                 stage=MATCH_STAGE,
                 validate=validate,
                 meter=self.meter,
@@ -302,7 +311,7 @@ class _SampleScorer:
             answer = await self.client.complete_json(
                 self.cfg.flip,
                 [system_message(self.system), user_message(flip_prompt(pairs, self.templates))],
-                FlipAnswer,
+                flip_answer(len(pairs)),
                 stage=FLIP_STAGE,
                 validate=validate,
                 meter=self.meter,

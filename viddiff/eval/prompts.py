@@ -15,13 +15,15 @@ whenever they or the answer format change; the hash of the texts actually used i
 from __future__ import annotations
 
 import json
-from typing import Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 
 from viddiff.templates import TemplateSet, load_templates
 
-PROMPT_VERSION = "viddiff-eval-2"
+PROMPT_VERSION = "viddiff-eval-3"
+"""2: protocol rules in this project's words (degree is not an opposite); 3: the matching is an object keyed
+by ground-truth key (its JSON schema names the exact keys)."""
 FAMILY = "open_judge"
 
 JUDGE_SYSTEM = (
@@ -53,8 +55,7 @@ Rules:
 differences could take the same predicted difference, give it to the closest one and answer null for the others.
 - A statement about a related but different property is not a match.
 
-Answer with a JSON object {"matches": [{"gt_key": "<key of G>", "pred_key": "<key of P, or null>"}, ...]} \
-with one entry per key of G, in the order of G."""
+Answer with a JSON object {"matches": {"<key of G>": "<key of P>" or null, ...}} with one entry per key of G."""
 
 FLIP_TEMPLATE = """\
 Each item below is a pair of statements about how two videos of the same action differ. \
@@ -78,19 +79,29 @@ def judge_templates(files: Optional[dict[str, Optional[str]]] = None) -> Templat
     return load_templates(FAMILY, files or {}, BUILT_IN)
 
 
-class MatchItem(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    gt_key: str
-    pred_key: Optional[str]
-
-
 class MatchAnswer(BaseModel):
-    """The judge's matching: one entry per ground-truth key, ``pred_key`` null when unmatched."""
+    """The judge's matching: ground-truth key -> predicted key, or null when unmatched.
 
-    model_config = ConfigDict(extra="forbid")
+    Parsed leniently, so that what is valid in a rejected answer can be salvaged; the rules
+    (exact keys, known predicted keys, one-to-one) are checked by ``matching.check_matching``.
+    """
 
-    matches: list[MatchItem]
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+    matches: dict[str, Optional[str]]
+
+
+def match_answer(gt_keys: list[str], pred_keys: list[str]) -> type[MatchAnswer]:
+    """``MatchAnswer`` whose JSON schema states the rules JSON Schema can state: exactly the keys of G,
+    each mapped to a key of P or null. (One-to-one cannot be stated; it is checked and re-asked.)"""
+    declared = {
+        "type": "object",
+        "properties": {k: {"anyOf": [{"type": "string", "enum": list(pred_keys)}, {"type": "null"}]} for k in gt_keys},
+        "required": list(gt_keys),
+        "additionalProperties": False,
+    }
+    field: Any = Annotated[dict[str, Optional[str]], WithJsonSchema(declared)]
+    return create_model("MatchAnswer", __base__=MatchAnswer, matches=(field, ...))
 
 
 class FlipAnswer(BaseModel):
@@ -99,6 +110,12 @@ class FlipAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     results: list[Literal[0, 1]]
+
+
+def flip_answer(n_pairs: int) -> type[FlipAnswer]:
+    """``FlipAnswer`` whose JSON schema asks for exactly ``n_pairs`` results (checked by ``flip_problem``)."""
+    length = Field(json_schema_extra={"minItems": n_pairs, "maxItems": n_pairs})
+    return create_model("FlipAnswer", __base__=FlipAnswer, results=(list[Literal[0, 1]], length))
 
 
 def _keys(keys: list[str]) -> str:

@@ -9,14 +9,14 @@ recall without its judge is not comparable to anything.
 
 from __future__ import annotations
 
-import csv
 import json
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
 
 from viddiff.config import Config
 from viddiff.eval.closed import ClosedMetrics, ClosedRecord
+from viddiff.eval.csv_cells import write_records_csv
 from viddiff.eval.open import OpenMetrics, OpenRecord
 from viddiff.eval.stats import Accuracy
 from viddiff.eval.tables import md_table, pct, text_table
@@ -28,6 +28,7 @@ from viddiff.eval.vidic_report import (
     vidic_summary,
     write_vidic_csv,
 )
+from viddiff.store import output_error, write_text_atomic
 
 BenchMetrics = Union[ClosedMetrics, OpenMetrics]
 """VidDiffBench metrics."""
@@ -39,11 +40,24 @@ REPORT_FILE = "report.md"
 
 
 def write_report(
-    out_dir: Path, metrics: Metrics, *, cfg: Config, dataset_source: str, dataset_revision: Optional[str]
+    out_dir: Path,
+    metrics: Metrics,
+    *,
+    cfg: Config,
+    dataset_source: str,
+    dataset_revision: Optional[str],
+    failed_samples: Sequence[str] = (),
 ) -> None:
-    """Write ``metrics.json``, the per-item CSV (see :func:`records_file`) and ``report.md`` into ``out_dir``."""
+    """Write ``metrics.json``, the per-item CSV (see :func:`records_file`) and ``report.md`` into ``out_dir``.
+
+    ``failed_samples``: samples the method never finished (their predictions are null and count wrong);
+    the report says how many.
+    """
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise output_error(out_dir, exc) from None
     provenance = dict(cfg=cfg, dataset_source=dataset_source, dataset_revision=dataset_revision)
     if isinstance(metrics, VidicMetrics):
         summary = vidic_summary(metrics, **provenance)
@@ -53,8 +67,17 @@ def write_report(
         summary = metrics_summary(metrics, **provenance)
         _write_csv(out_dir / DIFFERENCES_FILE, metrics)
         markdown = format_markdown(metrics, summary)
-    (out_dir / METRICS_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    (out_dir / REPORT_FILE).write_text(markdown, encoding="utf-8")
+    if failed_samples:
+        summary["counts"]["failed_samples"] = len(failed_samples)
+        summary["failed_samples"] = list(failed_samples)
+        title, _, rest = markdown.partition("\n")
+        note = (
+            f"**{len(failed_samples)} of {metrics.n_samples} samples failed** (see errors.json): their predictions "
+            "are null and count as wrong; `--resume` retries them."
+        )
+        markdown = f"{title}\n\n{note}\n{rest}"
+    write_text_atomic(out_dir / METRICS_FILE, json.dumps(summary, indent=2) + "\n")
+    write_text_atomic(out_dir / REPORT_FILE, markdown)
 
 
 def records_file(metrics: Metrics) -> str:
@@ -105,11 +128,7 @@ def metrics_summary(
 def _write_csv(path: Path, metrics: BenchMetrics) -> None:
     record_type = OpenRecord if isinstance(metrics, OpenMetrics) else ClosedRecord
     fields = list(record_type.model_fields)
-    rows = [r.model_dump(mode="json") for r in metrics.records]
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(rows)
+    write_records_csv(path, fields, (r.model_dump(mode="json") for r in metrics.records))
 
 
 # ---------------------------------------------------------------------- cells

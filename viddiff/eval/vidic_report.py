@@ -8,12 +8,12 @@ accuracy from another judge or prompt is not comparable.
 
 from __future__ import annotations
 
-import csv
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
 
 from viddiff.config import Config
+from viddiff.eval.csv_cells import write_records_csv
 from viddiff.eval.tables import md_table, pct, text_table
 from viddiff.eval.vidic import CategoryScores, VidicMetrics, VidicRecord, VidicStats, VidicSubset
 
@@ -58,10 +58,7 @@ def vidic_summary(
 
 def write_vidic_csv(path: Path, metrics: VidicMetrics) -> None:
     """One row per checklist item: question, correct answer, the judge's answer and explanation."""
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(VidicRecord.model_fields))
-        writer.writeheader()
-        writer.writerows(r.model_dump(mode="json") for r in metrics.records)
+    write_records_csv(path, list(VidicRecord.model_fields), (r.model_dump(mode="json") for r in metrics.records))
 
 
 # ---------------------------------------------------------------------- rows

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Callable, Optional, TypeVar
+from typing import Optional, TypeVar
 
 from pydantic import BaseModel
 
@@ -11,13 +11,21 @@ from viddiff.backends.llm import ChatClient, UsageMeter, system_message, user_me
 from viddiff.config import ProposerConfig
 from viddiff.errors import InvalidAnswerError, ViddiffError
 from viddiff.proposer import prompts
-from viddiff.proposer.answers import DifferencesAnswer, DimensionDifferencesAnswer, LinksAnswer, StagesAnswer
+from viddiff.proposer.answers import (
+    ProposedDifference,
+    dimension_differences_answer,
+    differences_answer,
+    links_answer,
+    refined_stages_answer,
+    stages_answer,
+)
 from viddiff.proposer.matching import best_match, best_owner, normalise, same
 from viddiff.schema import Difference, Proposal, Stage
 
 log = logging.getLogger(__name__)
 STAGE = "proposer"
 T = TypeVar("T", bound=BaseModel)
+D = TypeVar("D", bound=ProposedDifference)
 WHOLE_VIDEO = Stage(
     name="whole video",
     description="the whole video, from its first frame to its last",
@@ -79,33 +87,19 @@ class Proposer:
     async def stage_plan(self, action: str, meter: Optional[UsageMeter] = None) -> tuple[list[Stage], list[str]]:
         """The action's stages with (optionally refined) retrieval strings, plus notes on repairs."""
         notes: list[str] = []
-        stages = await self.propose_stages(action, meter)
+        stages = await self.propose_stages(action, meter, notes)
         if self.cfg.refine_retrieval_strings:
             stages = await self.refine_stages(action, stages, notes, meter)
         return stages, notes
 
-    async def _ask(
-        self,
-        text: str,
-        schema: type[T],
-        meter: Optional[UsageMeter],
-        validate: Optional[Callable[[T], None]] = None,
-    ) -> T:
+    async def _ask(self, text: str, schema: type[T], meter: Optional[UsageMeter]) -> T:
         return await self.client.complete_json(
-            self.cfg,
-            [system_message(prompts.SYSTEM), user_message(text)],
-            schema,
-            stage=STAGE,
-            validate=validate,
-            meter=meter,
+            self.cfg, [system_message(prompts.SYSTEM), user_message(text)], schema, stage=STAGE, meter=meter
         )
 
     async def propose_differences(self, action: str, n: int, meter: Optional[UsageMeter]) -> list[Difference]:
-        def validate(answer: DifferencesAnswer) -> None:
-            _check_difference_list(answer.differences, n)
-
         text = prompts.DIFFERENCES.format(scene=prompts.scene(action), n_differences=n)
-        answer = await self._ask(text, DifferencesAnswer, meter, validate)
+        answer = await self._ask(text, differences_answer(n), meter)
         return [
             Difference(
                 key=str(i),
@@ -114,7 +108,7 @@ class Proposer:
                 query_string=d.query_string.strip() or d.description,
                 num_frames=d.num_frames,
             )
-            for i, d in enumerate(answer.differences)
+            for i, d in enumerate(_distinct_names(answer.differences))
         ]
 
     async def propose_dimension_differences(
@@ -124,17 +118,8 @@ class Proposer:
         category (a canonical key), scope, and the contrasting phrase the description renderer needs."""
         if n < 1:
             raise ViddiffError(f"describe mode needs n_differences >= 1, got {n}; set vidic.n_differences")
-        threshold = self.cfg.fuzzy_match_threshold
-
-        def validate(answer: DimensionDifferencesAnswer) -> None:
-            _check_difference_list(answer.differences, n)
-            for d in answer.differences:
-                if dimension_key(d.category, threshold) is None:
-                    raise ValueError(
-                        f"difference {d.name!r} has category {d.category!r}; use one of {', '.join(prompts.DIMENSIONS)}"
-                    )
-
-        answer = await self._ask(prompts.dimension_differences(action, n), DimensionDifferencesAnswer, meter, validate)
+        schema = dimension_differences_answer(n, self.cfg.fuzzy_match_threshold)
+        answer = await self._ask(prompts.dimension_differences(action, n), schema, meter)
         return [
             Difference(
                 key=str(i),
@@ -142,36 +127,38 @@ class Proposer:
                 description=d.description,
                 query_string=d.query_string.strip() or d.description,
                 num_frames=d.num_frames,
-                category=dimension_key(d.category, threshold),
+                category=d.category,
                 scope=d.scope,
                 contrast=d.contrast,
             )
-            for i, d in enumerate(answer.differences)
+            for i, d in enumerate(_distinct_names(answer.differences))
         ]
 
-    async def propose_stages(self, action: str, meter: Optional[UsageMeter]) -> list[Stage]:
+    async def propose_stages(
+        self, action: str, meter: Optional[UsageMeter], notes: Optional[list[str]] = None
+    ) -> list[Stage]:
+        """The action's stages. Stage names that repeat (up to case and spacing) get a numbered suffix,
+        since links name stages; a model cannot be held to that, as JSON Schema cannot state it."""
         max_stages, n_keys = self.cfg.max_stages, self.cfg.n_retrieval_keys
-
-        def validate(answer: StagesAnswer) -> None:
-            if len(answer.stages) > max_stages:
-                raise ValueError(f"{len(answer.stages)} stages given, at most {max_stages} allowed")
-            names = [normalise(s.name) for s in answer.stages]
-            if len(set(names)) != len(names):
-                raise ValueError("stage names must be distinct")
-            for s in answer.stages:
-                if len(_clean_strings(s.retrieval_strings)) < n_keys:
-                    raise ValueError(f"stage {s.name!r} has fewer than {n_keys} distinct retrieval strings")
-
+        notes = notes if notes is not None else []
         answer = await self._ask(
             prompts.STAGES.format(scene=prompts.scene(action), max_stages=max_stages, n_retrieval_keys=n_keys),
-            StagesAnswer,
+            stages_answer(max_stages, n_keys),
             meter,
-            validate,
         )
-        return [
-            Stage(name=s.name, description=s.description.strip(), retrieval_strings=_clean_strings(s.retrieval_strings))
-            for s in answer.stages
-        ]
+        stages: list[Stage] = []
+        seen: dict[str, int] = {}
+        for s in answer.stages:
+            name = s.name
+            count = seen[normalise(name)] = seen.get(normalise(name), 0) + 1
+            if count > 1:
+                name = f"{name} ({count})"
+                notes.append(f"stage name {s.name!r} repeats; the repeat is called {name!r}")
+            strings = _clean_strings(s.retrieval_strings)
+            if len(strings) < n_keys:
+                notes.append(f"stage {name!r} has {len(strings)} distinct retrieval strings after merging case variants")
+            stages.append(Stage(name=name, description=s.description.strip(), retrieval_strings=strings))
+        return stages
 
     async def refine_stages(
         self, action: str, stages: list[Stage], notes: list[str], meter: Optional[UsageMeter]
@@ -185,26 +172,25 @@ class Proposer:
         listing = "\n".join(
             f"{i + 1}. {s.name}: " + "; ".join(f'"{r}"' for r in s.retrieval_strings) for i, s in enumerate(stages)
         )
-
-        def validate(answer: StagesAnswer) -> None:
-            if len(answer.stages) != len(stages):
-                raise ValueError(f"{len(answer.stages)} stages returned, expected the same {len(stages)} stages")
-            for original, refined in zip(stages, answer.stages):
-                if best_match(refined.name, [original.name], threshold) is None:
-                    raise ValueError(f"stage {refined.name!r} does not match {original.name!r} at its position")
-                if not _clean_strings(refined.retrieval_strings):
-                    raise ValueError(f"stage {original.name!r} lost all its retrieval strings")
-
+        schema = refined_stages_answer([s.name for s in stages], threshold)
         try:
             text = prompts.REFINE.format(scene=prompts.scene(action), stages=listing)
-            answer = await self._ask(text, StagesAnswer, meter, validate)
+            answer = await self._ask(text, schema, meter)
         except InvalidAnswerError as exc:
             notes.append(f"retrieval-string refinement failed ({exc}); kept the unrefined strings")
             return stages
+        by_name: dict[str, list[str]] = {}
+        for entry in answer.stages:
+            by_name.setdefault(entry.name, entry.retrieval_strings)  # a stage given twice: its first entry counts
         refined_stages = []
-        for original, refined in zip(stages, answer.stages):
+        for original in stages:
+            refined = by_name.get(original.name)
+            if refined is None:
+                notes.append(f"refinement left out stage {original.name!r}; kept its strings")
+                refined_stages.append(original)
+                continue
             kept: list[str] = []
-            for text in _clean_strings(refined.retrieval_strings):
+            for text in _clean_strings(refined):
                 idx = best_match(text, original.retrieval_strings, threshold)
                 if idx is None:
                     notes.append(f"refinement invented string {text!r} for stage {original.name!r}; ignored")
@@ -248,7 +234,7 @@ class Proposer:
                 prompts.LINKS.format(
                     scene=prompts.scene(action), stages=stage_listing, differences="\n".join(diff_lines)
                 ),
-                LinksAnswer,
+                links_answer([s.name for s in stages], keys),
                 meter,
             )
             entries = answer.links
@@ -283,21 +269,6 @@ class Proposer:
         return result
 
 
-def dimension_key(raw: str, threshold: float) -> Optional[str]:
-    """The canonical dimension key an LLM meant (``"Playback technique"`` → ``"playback"``), or ``None``.
-
-    A label naming exactly one key as a word is that key; otherwise a fuzzy match above ``threshold``
-    (typos); anything else is rejected rather than guessed.
-    """
-    keys = list(prompts.DIMENSIONS)
-    words = set(normalise(raw).split())
-    named = [key for key in keys if key in words]
-    if len(named) == 1:
-        return named[0]
-    idx = best_match(raw, keys, threshold)
-    return None if idx is None else keys[idx]
-
-
 def _clean_strings(strings: list[str]) -> list[str]:
     """Stripped, non-empty, first occurrence of each (duplicates would only add weight to one description)."""
     seen: set[str] = set()
@@ -310,12 +281,16 @@ def _clean_strings(strings: list[str]) -> list[str]:
     return out
 
 
-def _check_difference_list(differences: list, n: int) -> None:
-    """Shared answer check for proposed differences: 1..n items with distinct names (ValueError → re-ask)."""
-    if not differences:
-        raise ValueError("the list of differences is empty")
-    if len(differences) > n:
-        raise ValueError(f"{len(differences)} differences given, at most {n} allowed")
-    names = [normalise(d.name) for d in differences]
-    if len(set(names)) != len(names):
-        raise ValueError("difference names must be distinct")
+def _distinct_names(differences: list[D]) -> list[D]:
+    """The differences without later repeats of a name (up to case and spacing): JSON Schema cannot ask
+    for distinct names, so a repeat is dropped (and logged), never re-asked."""
+    seen: set[str] = set()
+    kept = []
+    for d in differences:
+        key = normalise(d.name)
+        if key in seen:
+            log.info("proposer: dropped a repeat of the difference %r", d.name)
+            continue
+        seen.add(key)
+        kept.append(d)
+    return kept

@@ -45,11 +45,15 @@ from PIL import Image
 
 from viddiff.testing import STAND_IN_HEADER
 
-FAULT_KINDS = ("429", "500", "timeout", "malformed", "schema", "drop", "401", "404")
-"""Injectable failures: HTTP 429 (with Retry-After) / 500 / 401 / 404; ``timeout``: answer
-only after :attr:`FaultPlan.timeout_sleep_s`; ``malformed``: HTTP 200 with a non-JSON
-body; ``schema``: a valid completion whose content is JSON no caller schema expects;
-``drop``: close the connection without any response."""
+FAULT_KINDS = (
+    "429", "500", "timeout", "malformed", "schema", "drop", "401", "403", "404", "400", "html", "trickle"
+)
+"""Injectable failures: HTTP 429 (with Retry-After) / 500 / 401 / 403 / 404 / 400 (context length);
+``timeout``: answer only after :attr:`FaultPlan.timeout_sleep_s`; ``malformed``: HTTP 200 with a
+JSON body cut short; ``html``: HTTP 200 with a web page (a base_url pointing at a website);
+``schema``: a valid completion whose content is JSON no caller schema expects; ``drop``: close the
+connection without any response; ``trickle``: the right answer, one byte every
+:attr:`FaultPlan.trickle_interval_s` (a stalled proxy: each read succeeds, the whole never ends)."""
 
 _FORMAT_MIME = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
 SCHEMA_FAULT_CONTENT = '{"fake_fault": "schema violation"}'
@@ -57,11 +61,13 @@ SCHEMA_FAULT_CONTENT = '{"fake_fault": "schema violation"}'
 
 @dataclass
 class Reply:
-    """What a responder returns when it wants to set token counts."""
+    """What a responder returns when it wants to set token counts (or to trickle its answer)."""
 
     content: str
     prompt_tokens: int = 10
     completion_tokens: int = 5
+    trickle_s: Optional[float] = None
+    """Send this answer one byte every ``trickle_s`` seconds (a stalled proxy, for one request only)."""
 
 
 @dataclass
@@ -140,6 +146,17 @@ class ChatRequest:
 Responder = Callable[[ChatRequest], Union[str, Reply]]
 
 
+class HTTPFault(Exception):
+    """Raised by a responder to answer one request with an HTTP error, e.g. a 400 for one sample's
+    over-long prompt: ``raise HTTPFault(400, "context length exceeded")``."""
+
+    def __init__(self, status: int, message: str, code: Optional[str] = None):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code
+
+
 @dataclass
 class FaultPlan:
     """Which requests fail and how, deterministically by request index.
@@ -160,6 +177,8 @@ class FaultPlan:
     """``Retry-After`` header value of 429 answers."""
     timeout_sleep_s: float = 1.0
     """How long a ``timeout`` fault stalls; set it above the client's timeout."""
+    trickle_interval_s: float = 0.2
+    """Pause between the bytes of a ``trickle`` answer."""
 
     def __post_init__(self) -> None:
         unknown = sorted({k for k in [*self.sequence, *self.kinds] if k not in (None, "ok", *FAULT_KINDS)})
@@ -388,6 +407,13 @@ def _completion(model: str, reply: Reply) -> dict[str, Any]:
 _ERROR_TEXT = {
     "401": (401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided (injected fault)."),
     "404": (404, "invalid_request_error", "model_not_found", "The model does not exist (injected fault)."),
+    "403": (403, "permission_error", None, "Your key may not use this model (injected fault)."),
+    "400": (
+        400,
+        "invalid_request_error",
+        "context_length_exceeded",
+        "This model's maximum context length is 128000 tokens (injected fault).",
+    ),
     "429": (429, "rate_limit_error", "rate_limit_exceeded", "Rate limit reached (injected fault)."),
     "500": (500, "server_error", None, "The server had an error (injected fault)."),
 }
@@ -470,6 +496,10 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "malformed":
             self._send_bytes(200, b'{"id": "chatcmpl-broken", "choices": [', "application/json")
             return
+        if fault == "html":
+            page = b"<!doctype html><html><head><title>Welcome</title></head><body>It works!</body></html>"
+            self._send_bytes(200, page, "text/html; charset=utf-8")
+            return
         if fault in _ERROR_TEXT:
             status, kind, code, message = _ERROR_TEXT[fault]
             extra = {"Retry-After": f"{state.faults.retry_after_s:g}"} if fault == "429" else {}
@@ -480,6 +510,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             reply = state._respond(request)
+        except HTTPFault as exc:
+            request.rejected = f"HTTP {exc.status}: {exc.message}"
+            self._send_error(exc.status, "invalid_request_error", exc.code, exc.message)
+            return
         except Exception as exc:  # a responder bug must surface as a 500 the test can see
             state.responder_errors.append("".join(traceback.format_exception_only(type(exc), exc)).strip())
             self._send_error(500, "server_error", None, f"responder failed: {exc}")
@@ -487,7 +521,25 @@ class _Handler(BaseHTTPRequestHandler):
         completion = _completion(request.model, reply)
         if not state.report_usage:
             del completion["usage"]
+        if fault == "trickle" or reply.trickle_s:
+            interval = reply.trickle_s or state.faults.trickle_interval_s
+            self._trickle(json.dumps(completion).encode("utf-8"), interval)
+            return
         self._send_json(200, completion)
+
+    def _trickle(self, data: bytes, interval_s: float) -> None:
+        """Headers at once, then the body one byte at a time until done or the client hangs up."""
+        self._release()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header(STAND_IN_HEADER, "viddiff-fake-openai")
+        self.end_headers()
+        self.wfile.flush()
+        for i in range(len(data)):
+            time.sleep(interval_s)
+            self.wfile.write(data[i : i + 1])
+            self.wfile.flush()
 
     def _send_error(
         self, status: int, kind: str, code: Optional[str], message: str, headers: Optional[dict[str, str]] = None

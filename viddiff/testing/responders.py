@@ -220,7 +220,7 @@ class ScriptedModel:
         gt = _after(req.text, "G (ground truth):")
         pred = _after(req.text, "P (predicted):")
         used: set[str] = set()
-        matches = []
+        matches: dict[str, Optional[str]] = {}
         for gk, gtext in gt.items():
             best, best_score = None, 0.5
             for pk, ptext in pred.items():
@@ -230,7 +230,7 @@ class ScriptedModel:
                     best, best_score = pk, score
             if best is not None:
                 used.add(best)
-            matches.append({"gt_key": gk, "pred_key": best})
+            matches[gk] = best
         return {"matches": matches}
 
     def _answer_FlipAnswer(self, req: ChatRequest) -> dict:
@@ -254,3 +254,23 @@ class ScriptedModel:
                 continue
             return {"answer": "yes", "explanation": f"the description states: {sentence.strip()!r}"}
         return {"answer": "no", "explanation": "the description states no difference about this"}
+
+
+class FailingWhen:
+    """Answers like ``inner`` except for requests that ``matches``: those get ``fail(request)``, which may
+    raise :class:`~viddiff.testing.fake_openai.HTTPFault` (an HTTP error) or return an answer.
+
+    Lets a test fail one sample (its action text, its model) through the real server while the others
+    are served normally; set :attr:`active` to ``False`` to "fix the endpoint" before a resume.
+    """
+
+    def __init__(self, inner: Any, matches: Any, fail: Any):
+        self.inner = inner
+        self.matches = matches
+        self.fail = fail
+        self.active = True
+
+    def __call__(self, req: ChatRequest) -> Any:
+        if self.active and self.matches(req):
+            return self.fail(req)
+        return self.inner(req)
