@@ -7,16 +7,18 @@ import json
 import numpy as np
 import pytest
 
-from viddiff.ablate import VARIANTS, check_shared_cache, variants_named
+from viddiff.ablate import all_variants, check_shared_cache, variants_named
 from viddiff.cli import main
-from viddiff.config import LOCALIZER_METHODS, DataConfig, load_config
+from viddiff.config import DataConfig, load_config
 from viddiff.data.viddiffbench import load_dataset
 from viddiff.errors import ViddiffError
 from viddiff.localizer.oracle import nearest_positions
+from viddiff.localizer.segmenters import SEGMENTERS
 
 
 def test_variants_are_every_localizer_method_with_the_papers_numbers_first() -> None:
-    assert sorted(v.method for v in VARIANTS) == sorted(LOCALIZER_METHODS)
+    VARIANTS = all_variants()
+    assert sorted(v.method for v in VARIANTS) == sorted(SEGMENTERS)
     assert all(v.paper_easy is not None for v in VARIANTS[:4]) and all(v.paper_easy is None for v in VARIANTS[4:])
     paper = {v.method: v.paper_easy for v in VARIANTS if v.paper_easy is not None}
     assert paper == {"oracle": 78.6, "random": 50.1, "no_viterbi": 57.4, "viterbi": 65.8}
@@ -53,13 +55,13 @@ def test_ablate_runs_every_variant_on_shared_proposals(synth_dir, scripted_serve
     assert _stage_plan_requests(scripted_server.requests[start:]) == 2 * len(samples)
     proposals = {
         v.method: [json.loads(line)["proposal"] for line in (out / v.method / "samples.jsonl").read_text().splitlines()]
-        for v in VARIANTS
+        for v in all_variants()
     }
     assert all(sorted(p, key=str) == sorted(proposals["viterbi"], key=str) for p in proposals.values())
 
     table = json.loads((out / "ablation.json").read_text())["rows"]
     splits = sorted({s.split for s in samples})
-    assert [(r["variant"], r["split"]) for r in table] == [(v.method, s) for v in VARIANTS for s in splits]
+    assert [(r["variant"], r["split"]) for r in table] == [(v.method, s) for v in all_variants() for s in splits]
     for row in table:
         metrics = json.loads((out / row["variant"] / "metrics.json").read_text())["metrics"]["splits"][row["split"]]
         assert (row["n"], row["correct"], row["ci_low"]) == (metrics["n"], metrics["correct"], metrics["ci_low"])

@@ -21,9 +21,10 @@ from typing import Optional
 
 from pydantic import BaseModel
 
-from viddiff.config import LOCALIZER_METHODS, Config, config_from_args, resolve_mode
+from viddiff.config import Config, config_from_args, resolve_mode
 from viddiff.errors import ViddiffError
 from viddiff.eval.tables import md_table, pct, text_table
+from viddiff.localizer.segmenters import SEGMENTERS
 from viddiff.schema import Sample
 from viddiff.store import write_json_atomic, write_text_atomic
 
@@ -40,16 +41,23 @@ class Variant:
     """Closed accuracy (%) on the easy split in the paper's localisation ablation."""
 
 
-VARIANTS = (
-    Variant("oracle", "oracle", "the benchmark's annotated keyframes (paper)", 78.6),
-    Variant("random", "random", "random keyframes, same count and spacing (paper)", 50.1),
-    Variant("no_viterbi", "no Viterbi", "per stage, a window around the best match of its first string (paper)", 57.4),
-    Variant("viterbi", "full (Viterbi)", "CLIP stage scores decoded by Viterbi: the VidDiff method (paper)", 65.8),
-    Variant("argmax", "argmax", "per stage, the best window of the mean string score (this project)"),
-    Variant("uniform", "uniform", "stages split into equal parts (this project)"),
-    Variant("random_segments", "random segments", "stages split at random cut points (this project)"),
-)
-"""The variants, in table order: the paper's four, then this project's three (every ``localizer.method``)."""
+PAPER_EASY = {"oracle": 78.6, "random": 50.1, "no_viterbi": 57.4, "viterbi": 65.8}
+"""Closed accuracy (%) on the easy split in the paper's localisation ablation, in the paper's order."""
+PAPER_LABELS = {"no_viterbi": "no Viterbi", "viterbi": "full (Viterbi)"}
+
+
+def all_variants() -> list[Variant]:
+    """Every entry of the segmenter table (``localizer.method``), the paper's four first, in table order."""
+    names = [*PAPER_EASY, *(name for name in SEGMENTERS if name not in PAPER_EASY)]
+    return [
+        Variant(
+            name,
+            PAPER_LABELS.get(name, name.replace("_", " ")),
+            SEGMENTERS[name].summary,
+            PAPER_EASY.get(name),
+        )
+        for name in names
+    ]
 
 
 class AblationRow(BaseModel):
@@ -74,12 +82,13 @@ class AblationRow(BaseModel):
 
 def variants_named(names: Optional[list[str]]) -> list[Variant]:
     """The variants to run, in table order (all of them when ``names`` is empty)."""
+    variants = all_variants()
     if not names:
-        return list(VARIANTS)
-    unknown = sorted(set(names) - {v.method for v in VARIANTS})
+        return variants
+    unknown = sorted(set(names) - {v.method for v in variants})
     if unknown:
-        raise ViddiffError(f"unknown --variant {', '.join(unknown)}; choose from {', '.join(LOCALIZER_METHODS)}")
-    return [v for v in VARIANTS if v.method in names]
+        raise ViddiffError(f"unknown --variant {', '.join(unknown)}; choose from {', '.join(SEGMENTERS)}")
+    return [v for v in variants if v.method in names]
 
 
 def check_ablatable(cfg: Config) -> None:
@@ -211,7 +220,7 @@ def format_ablation_markdown(rows: list[AblationRow], dataset_source: str) -> st
         "",
         "## Variants",
         "",
-        *[f"- **{v.label}** (`localizer.method={v.method}`): {v.definition}" for v in VARIANTS],
+        *[f"- **{v.label}** (`localizer.method={v.method}`): {v.definition}" for v in all_variants()],
     ]
     return "\n".join(lines) + "\n"
 

@@ -194,13 +194,11 @@ class CoarseToFineConfig(_Section):
     """Embedded frames wanted on each side of a boundary, besides the two frames it separates."""
 
 
-LOCALIZER_METHODS = ("viterbi", "no_viterbi", "random", "oracle", "argmax", "uniform", "random_segments")
-"""``viterbi`` (the method); the paper's ablations ``no_viterbi``, ``random``, ``oracle``; this project's ``argmax``,
-``uniform``, ``random_segments`` (see ``viddiff.localizer.localize``)."""
-
-
 class LocalizerConfig(_Section):
-    method: Literal[LOCALIZER_METHODS] = "viterbi"
+    method: str = "viterbi"
+    """A name in the segmenter table (``viddiff.localizer.segmenters.SEGMENTERS``): ``viterbi`` (the method); the
+    paper's ablations ``no_viterbi``, ``random``, ``oracle``; this project's ``argmax``, ``uniform``,
+    ``random_segments``; or a registered plug-in."""
     clip: ClipConfig = Field(default_factory=ClipConfig)
     coarse_to_fine: CoarseToFineConfig = Field(default_factory=CoarseToFineConfig)
     stay_prob: float = Field(default=0.5, gt=0, lt=1)
@@ -210,6 +208,15 @@ class LocalizerConfig(_Section):
     n_frames_multi: int = Field(default=3, ge=1)
     """Keyframes per video for ``gt_1`` differences."""
     frame_sep_s: float = Field(default=0.35, gt=0)
+
+    @field_validator("method")
+    @classmethod
+    def _is_a_segmenter(cls, value: str) -> str:
+        from viddiff.localizer.segmenters import SEGMENTERS
+
+        if value not in SEGMENTERS:
+            raise ValueError(f"unknown method {value!r}; choose one of {', '.join(SEGMENTERS)}")
+        return value
 
 
 class DifferencerConfig(ModelCallConfig):

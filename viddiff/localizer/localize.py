@@ -5,17 +5,13 @@ Global differences (``Difference.scope == "global"``: camera, style,
 background, playback...) hold over the whole video, so their keyframes are
 spread evenly over it and their stage links are not looked at.
 
-Methods (``localizer.method``): ``viterbi`` is the method. The paper's
-ablations: ``no_viterbi`` (per stage, a window around the best match of its
-first retrieval string), ``random`` (keyframes at random places, same count
-and spacing), ``oracle`` (the benchmark's annotated keyframes; differences
-without annotations use the annotated stage boundaries, else Viterbi). This
-project's: ``argmax`` (best window of the mean score), ``uniform`` (equal
-split), ``random_segments`` (random monotone split).
+How the stages are found is ``localizer.method``, a name in the segmenter table
+(``viddiff.localizer.segmenters``): ``viterbi`` is the method, the others are
+the paper's and this project's ablations.
 
 This module is the I/O-facing glue: it embeds frames and retrieval strings
-with CLIP and hands plain arrays to the pure algorithms (scores, Viterbi,
-ablation segmenters, keyframe selection).
+with CLIP (only as far as the segmenter asks) and hands plain arrays to the
+pure algorithms (scores, segmenters, keyframe selection).
 """
 
 from __future__ import annotations
@@ -27,23 +23,12 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from viddiff.config import LocalizerConfig
-from viddiff.localizer.coarse_to_fine import coarse_to_fine_segment
 from viddiff.localizer.keyframes import random_keyframes, select_keyframes
 from viddiff.localizer.oracle import annotated_keyframes, nearest_positions
-from viddiff.localizer.scores import first_string_scores, stage_costs, stage_scores, stage_similarities
-from viddiff.localizer.segment import (
-    segment_argmax,
-    segment_best_window,
-    segment_from_boundaries,
-    segment_random,
-    segment_uniform,
-)
-from viddiff.localizer.viterbi import stage_spans, viterbi_segment
-from viddiff.schema import Keyframes, Proposal, RetrievalFrames, Segmentation, VideoKeyframes
+from viddiff.localizer.scores import first_string_scores, stage_scores, stage_similarities
+from viddiff.localizer.segmenters import SegmentInput, Spans, get_segmenter
+from viddiff.schema import Keyframes, Proposal, RetrievalFrames, Segmentation, StageBoundaries, VideoKeyframes
 from viddiff.video import VideoFrames
-
-Spans = list[tuple[int, int]]
-CLIP_METHODS = ("viterbi", "no_viterbi", "argmax")
 
 
 class Embedder(Protocol):
@@ -80,56 +65,23 @@ class Localizer:
         sample_key: str = "",
     ) -> Localization:
         notes: list[str] = []
-        method = self.cfg.method
-        if all(d.scope == "global" for d in proposal.differences):
-            # Global keyframes ignore the segmentation, so skip CLIP: the uniform split is recorded instead.
-            method = "uniform"
-        elif method == "oracle":
-            problem = None
-            if retrieval is None or retrieval.stages is None:
-                problem = "the sample has no ground-truth stage annotations"
-            elif any(len(truth.starts) != len(proposal.stages) for truth in retrieval.stages):
-                problem = f"{len(proposal.stages)} proposed stages vs {len(retrieval.stages[0].starts)} annotated"
-            if problem:
-                method = "viterbi" if self.embedder is not None else "uniform"
-                notes.append(
-                    f"oracle: no usable stage annotation ({problem}); stages segmented by {method}, which places "
-                    "the keyframes of differences without keyframe annotations"
-                )
-        if method in CLIP_METHODS and self.embedder is None:
+        method = self._effective_method(proposal, retrieval, notes)
+        segmenter = get_segmenter(method)
+        if segmenter.needs_clip and self.embedder is None:
             raise ValueError(f"localizer.method={method} needs a CLIP embedder")
-        text_embs = self._embed_stage_texts(proposal) if method in CLIP_METHODS else None
+        text_embs = self._embed_stage_texts(proposal) if segmenter.needs_clip else None
         rng = np.random.default_rng([seed, zlib.crc32(sample_key.encode())])
         spans_ab: list[Spans] = []
         for i, video in enumerate((video_a, video_b)):
-            n_frames, n_stages = len(video.frame_indices), len(proposal.stages)
-            if method == "viterbi" and self.cfg.coarse_to_fine.enabled:
-                spans = coarse_to_fine_spans(self.embedder, video.frames, text_embs, self.cfg)
-            elif method in CLIP_METHODS:
-                frame_emb = self.embedder.embed_images(video.frames)
-                scores = stage_scores(frame_emb, text_embs)
-                if method == "viterbi":
-                    path, _ = viterbi_segment(
-                        stage_costs(scores, self.cfg.eps), np.log(self.cfg.stay_prob), np.log(self.cfg.advance_prob)
-                    )
-                    spans = stage_spans(path, n_stages)
-                elif method == "no_viterbi":
-                    spans = segment_best_window(first_string_scores(frame_emb, text_embs))
-                else:
-                    spans = segment_argmax(scores)
-            elif method in ("uniform", "random"):  # random: the keyframes are drawn below, not from the spans
-                spans = segment_uniform(n_frames, n_stages)
-            elif method == "random_segments":
-                spans = segment_random(n_frames, n_stages, rng)
-            else:
-                truth = retrieval.stages[i]
-                spans = segment_from_boundaries(video.frame_indices, truth.starts, truth.end, n_stages)
+            truth = retrieval.stages[i] if retrieval is not None and retrieval.stages is not None else None
+            spans = segmenter.segment(self._segment_input(video, len(proposal.stages), text_embs, rng, truth))
             spans_ab.append([(int(s), int(e)) for s, e in spans])
 
+        configured = get_segmenter(self.cfg.method)
         keyframes = []
         n_annotated = 0
         for diff in proposal.differences:
-            annotated = annotated_keyframes(retrieval, diff.key) if self.cfg.method == "oracle" else None
+            annotated = annotated_keyframes(retrieval, diff.key) if configured.annotated_keyframes else None
             n_annotated += annotated is not None and diff.scope == "local"
             picked = []
             for video, spans in zip((video_a, video_b), spans_ab):
@@ -148,7 +100,7 @@ class Localizer:
                 )
                 if annotated is not None:
                     positions = nearest_positions(video.frame_indices, annotated[len(picked)])
-                elif method == "random":
+                elif segmenter.random_keyframes:
                     positions = random_keyframes(
                         diff.num_frames,
                         n_frames=self.cfg.n_frames_multi,
@@ -159,14 +111,74 @@ class Localizer:
                     )
                 picked.append(_video_keyframes(video, positions))
             keyframes.append(Keyframes(key=diff.key, a=picked[0], b=picked[1]))
-        if self.cfg.method == "oracle":
+        if configured.annotated_keyframes:
             n_local = sum(d.scope == "local" for d in proposal.differences)
-            notes.append(f"oracle: {n_annotated} of {n_local} differences localised by their annotated keyframes")
+            notes.append(
+                f"{self.cfg.method}: {n_annotated} of {n_local} differences localised by their annotated keyframes"
+            )
         segmentations = tuple(
             Segmentation(frame_indices=[int(f) for f in video.frame_indices], spans=spans)
             for video, spans in zip((video_a, video_b), spans_ab)
         )
         return Localization(segmentations=segmentations, keyframes=keyframes, notes=notes)
+
+    def _effective_method(self, proposal: Proposal, retrieval: Optional[RetrievalFrames], notes: list[str]) -> str:
+        """The configured method, or what replaces it: a uniform split when every difference is global (their
+        keyframes ignore the segmentation, so CLIP is skipped), Viterbi (or uniform without CLIP) when a
+        method needing stage annotations gets a sample without usable ones."""
+        method = self.cfg.method
+        if all(d.scope == "global" for d in proposal.differences):
+            return "uniform"
+        if not get_segmenter(method).needs_stage_annotations:
+            return method
+        problem = None
+        if retrieval is None or retrieval.stages is None:
+            problem = "the sample has no ground-truth stage annotations"
+        elif any(len(truth.starts) != len(proposal.stages) for truth in retrieval.stages):
+            problem = f"{len(proposal.stages)} proposed stages vs {len(retrieval.stages[0].starts)} annotated"
+        if problem is None:
+            return method
+        fallback = "viterbi" if self.embedder is not None else "uniform"
+        notes.append(
+            f"{method}: no usable stage annotation ({problem}); stages segmented by {fallback}, which places "
+            "the keyframes of differences without keyframe annotations"
+        )
+        return fallback
+
+    def _segment_input(
+        self,
+        video: VideoFrames,
+        n_stages: int,
+        text_embs: Optional[list[np.ndarray]],
+        rng: np.random.Generator,
+        truth: Optional[StageBoundaries],
+    ) -> SegmentInput:
+        """The segmenter's view of one video; CLIP inputs are computed on demand (and the frames embedded once)."""
+        embedded: dict[str, np.ndarray] = {}
+
+        def frame_embeddings() -> np.ndarray:
+            if "all" not in embedded:
+                embedded["all"] = self.embedder.embed_images(video.frames)
+            return embedded["all"]
+
+        c2f = self.cfg.coarse_to_fine
+        return SegmentInput(
+            n_frames=len(video.frame_indices),
+            n_stages=n_stages,
+            frame_indices=np.asarray(video.frame_indices),
+            rng=rng,
+            stay_logp=float(np.log(self.cfg.stay_prob)),
+            advance_logp=float(np.log(self.cfg.advance_prob)),
+            eps=self.cfg.eps,
+            coarse_stride=c2f.coarse_stride if c2f.enabled else None,
+            refine_radius=c2f.refine_radius,
+            scores=lambda: stage_scores(frame_embeddings(), text_embs),
+            first_string_scores=lambda: first_string_scores(frame_embeddings(), text_embs),
+            similarities_at=lambda positions: stage_similarities(
+                self.embedder.embed_images(video.frames[positions]), text_embs
+            ),
+            stage_starts=(truth.starts, truth.end) if truth is not None else None,
+        )
 
     def _embed_stage_texts(self, proposal: Proposal) -> list[np.ndarray]:
         """One text-embedding call for all stages' strings, split back per stage."""
@@ -182,7 +194,8 @@ class Localizer:
 def needs_clip(method: str, proposal: Proposal) -> bool:
     """Whether localising ``proposal`` with ``method`` embeds anything (only local differences use stages)."""
     has_local = any(d.scope == "local" for d in proposal.differences)
-    return has_local and (method in CLIP_METHODS or method == "oracle")
+    segmenter = get_segmenter(method)
+    return has_local and (segmenter.needs_clip or segmenter.needs_stage_annotations)
 
 
 def spread_keyframes(n_total: int, n_frames: int) -> list[int]:
@@ -207,24 +220,3 @@ def _video_keyframes(video: VideoFrames, positions: list[int]) -> VideoKeyframes
         times_s=[round(float(times[p]), 4) for p in positions],
     )
 
-
-def coarse_to_fine_spans(
-    embedder: Embedder, frames: np.ndarray, text_embs: list[np.ndarray], cfg: LocalizerConfig
-) -> Spans:
-    """Viterbi stage spans of one video, embedding only the frames coarse-to-fine decoding asks for."""
-
-    def similarity_at(positions: np.ndarray) -> np.ndarray:
-        return stage_similarities(embedder.embed_images(frames[positions]), text_embs)
-
-    c2f = cfg.coarse_to_fine
-    result = coarse_to_fine_segment(
-        len(frames),
-        len(text_embs),
-        similarity_at,
-        coarse_stride=c2f.coarse_stride,
-        refine_radius=c2f.refine_radius,
-        stay_logp=np.log(cfg.stay_prob),
-        advance_logp=np.log(cfg.advance_prob),
-        eps=cfg.eps,
-    )
-    return stage_spans(result.path, len(text_embs))

@@ -1,0 +1,147 @@
+"""The localizer's segmenters as one table: ``localizer.method`` name → how one video's stage spans are found.
+
+Adding a localisation ablation is one function taking a :class:`SegmentInput` and returning spans, plus one
+:class:`Segmenter` entry in :data:`SEGMENTERS`; the config's choices and the CLIP loading decision
+(``needs_clip``) come from the table. Plug-ins outside the package add an entry with
+:func:`register_segmenter` (see docs/extending.md).
+
+Every segmenter returns the same thing as ``viterbi.stage_spans``: one ``[start, end)`` span of sampled-frame
+positions per stage, never empty. The inputs that cost CLIP forwards (scores, similarities) are callables, so
+a segmenter that does not need them never pays for them and one that embeds only some frames
+(coarse-to-fine) asks for exactly those.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+
+from viddiff.localizer.coarse_to_fine import coarse_to_fine_segment
+from viddiff.localizer.scores import stage_costs
+from viddiff.localizer.segment import (
+    segment_argmax,
+    segment_best_window,
+    segment_from_boundaries,
+    segment_random,
+    segment_uniform,
+)
+from viddiff.localizer.viterbi import stage_spans, viterbi_segment
+
+Spans = list[tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class SegmentInput:
+    """Everything a segmenter may use for one video of a pair."""
+
+    n_frames: int
+    n_stages: int
+    frame_indices: np.ndarray
+    """Source-video frame index of each sampled frame (for annotations given in source frames)."""
+    rng: np.random.Generator
+    """Seeded per sample: random ablations are reproducible."""
+    stay_logp: float
+    advance_logp: float
+    eps: float
+    coarse_stride: Optional[int]
+    """``localizer.coarse_to_fine.coarse_stride`` when coarse-to-fine decoding is on, else ``None``."""
+    refine_radius: int
+    scores: Callable[[], np.ndarray]
+    """(K, T) min–max normalised mean similarity of each stage's retrieval strings to every frame (embeds all frames)."""
+    first_string_scores: Callable[[], np.ndarray]
+    """(K, T) the same for each stage's first retrieval string only."""
+    similarities_at: Callable[[np.ndarray], np.ndarray]
+    """(K, len(positions)) raw mean similarities at the given frame positions (embeds only those)."""
+    stage_starts: Optional[tuple[list[int], int]] = None
+    """Annotated stage starts and end in source frame indices (``oracle``), when the sample has them."""
+
+
+@dataclass(frozen=True)
+class Segmenter:
+    segment: Callable[[SegmentInput], Spans]
+    needs_clip: bool
+    """Whether ``segment`` reads the CLIP inputs (the embedder is loaded only for these)."""
+    summary: str
+    random_keyframes: bool = False
+    """Keyframes drawn at random places (same count and spacing) instead of from the spans."""
+    annotated_keyframes: bool = False
+    """Keyframes from the benchmark's annotations where a difference has them."""
+    needs_stage_annotations: bool = False
+    """``segment`` reads ``stage_starts``; without them the localizer falls back to Viterbi (or uniform)."""
+
+
+def viterbi(inp: SegmentInput) -> Spans:
+    """Viterbi over the stage costs: a monotone left-to-right segmentation (the method)."""
+    if inp.coarse_stride is not None:
+        result = coarse_to_fine_segment(
+            inp.n_frames,
+            inp.n_stages,
+            inp.similarities_at,
+            coarse_stride=inp.coarse_stride,
+            refine_radius=inp.refine_radius,
+            stay_logp=inp.stay_logp,
+            advance_logp=inp.advance_logp,
+            eps=inp.eps,
+        )
+        return stage_spans(result.path, inp.n_stages)
+    path, _ = viterbi_segment(stage_costs(inp.scores(), inp.eps), inp.stay_logp, inp.advance_logp)
+    return stage_spans(path, inp.n_stages)
+
+
+def no_viterbi(inp: SegmentInput) -> Spans:
+    return segment_best_window(inp.first_string_scores())
+
+
+def argmax(inp: SegmentInput) -> Spans:
+    return segment_argmax(inp.scores())
+
+
+def uniform(inp: SegmentInput) -> Spans:
+    return segment_uniform(inp.n_frames, inp.n_stages)
+
+
+def random_segments(inp: SegmentInput) -> Spans:
+    return segment_random(inp.n_frames, inp.n_stages, inp.rng)
+
+
+def annotated_stages(inp: SegmentInput) -> Spans:
+    if inp.stage_starts is None:
+        raise ValueError("the oracle segmenter needs the sample's annotated stage starts")
+    starts, end = inp.stage_starts
+    return segment_from_boundaries(inp.frame_indices, starts, end, inp.n_stages)
+
+
+SEGMENTERS: dict[str, Segmenter] = {
+    "viterbi": Segmenter(viterbi, needs_clip=True, summary="the method: Viterbi over CLIP stage scores"),
+    "no_viterbi": Segmenter(
+        no_viterbi, needs_clip=True, summary="paper ablation: per stage, a window around its first string's best match"
+    ),
+    "random": Segmenter(
+        uniform, needs_clip=False, random_keyframes=True,
+        summary="paper ablation: keyframes at random places, same count and spacing",
+    ),
+    "oracle": Segmenter(
+        annotated_stages, needs_clip=False, annotated_keyframes=True, needs_stage_annotations=True,
+        summary="paper ablation: the benchmark's annotated keyframes (and stage boundaries)",
+    ),
+    "argmax": Segmenter(argmax, needs_clip=True, summary="per stage, the best window of the mean score"),
+    "uniform": Segmenter(uniform, needs_clip=False, summary="equal consecutive spans"),
+    "random_segments": Segmenter(random_segments, needs_clip=False, summary="a random monotone split"),
+}
+"""Built-in ``localizer.method`` choices, the method first."""
+
+
+def register_segmenter(name: str, segmenter: Segmenter) -> None:
+    """Add a plug-in segmenter; ``localizer.method=<name>`` then selects it. Built-in names cannot be replaced."""
+    if name in SEGMENTERS and SEGMENTERS[name] is not segmenter:
+        raise ValueError(f"a segmenter named {name!r} is already registered")
+    SEGMENTERS[name] = segmenter
+
+
+def get_segmenter(name: str) -> Segmenter:
+    try:
+        return SEGMENTERS[name]
+    except KeyError:
+        raise ValueError(f"unknown localizer.method {name!r}; choose one of {', '.join(SEGMENTERS)}") from None
