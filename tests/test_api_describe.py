@@ -12,7 +12,7 @@ import pytest
 from viddiff.api import VidDiff
 from viddiff.config import Config, DataConfig, load_config
 from viddiff.data.viddiffbench import load_dataset
-from viddiff.data.vidic import CATEGORIES, CATEGORY_NAMES
+from viddiff.benchmarks.vidic.data import CATEGORIES, CATEGORY_NAMES
 from viddiff.render import render_description
 from viddiff.errors import ViddiffError
 from viddiff.proposer.propose import WHOLE_VIDEO
@@ -149,7 +149,7 @@ def test_reuse_per_action_proposes_once_for_all_pairs(pair, server, tmp_path):
 
 
 def test_describe_api_accepts_an_empty_action(pair, server, tmp_path):
-    vd = VidDiff(config(server, tmp_path, "vidic.n_differences=5"))
+    vd = VidDiff(config(server, tmp_path, "proposer.describe_n_differences=5"))
     result = vd.describe(*pair)
     assert result.mode == "describe" and result.action == "" and len(result.differences) == 5
     assert result.description and headings(result.description)

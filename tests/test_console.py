@@ -26,7 +26,7 @@ import pytest
 from viddiff.cli import main
 from viddiff.console import ONCE_PER_RUN, ConsoleHandler, console_session, stage_progress
 from viddiff.testing.fake_openai import FakeOpenAIServer
-from viddiff.testing.videos import write_video
+from viddiff.video_write import write_video
 
 CURSOR_CODES = re.compile(r"\r|\x1b\[")
 NATIVE_NOISE = ("moov atom", "video_reader.cc", "[mov,mp4", "@ 0x", "Parsing model identifier", "x265 [")

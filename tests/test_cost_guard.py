@@ -43,7 +43,9 @@ def test_unknown_cost_cannot_be_tracked():
 
 def test_prices_are_required_up_front_for_the_methods_models():
     cfg = Config().with_overrides(["run.max_cost_usd=5"])
-    check_prices(cfg, ("proposer", "localizer", "differencer"))  # the defaults have prices
+    check_prices(cfg, {"proposer": cfg.proposer, "differencer": cfg.differencer})  # the defaults have prices
+    custom = cfg.with_overrides(["baseline.model=my-vlm"])
     with pytest.raises(ConfigError, match="'my-vlm' \\(baseline\\) has no price"):
-        check_prices(cfg.with_overrides(["baseline.model=my-vlm"]), ("baseline",))
-    check_prices(Config().with_overrides(["baseline.model=my-vlm"]), ("baseline",))  # no budget, no need
+        check_prices(custom, {"baseline": custom.baseline})
+    unbudgeted = Config().with_overrides(["baseline.model=my-vlm"])
+    check_prices(unbudgeted, {"baseline": unbudgeted.baseline})  # no budget, no need

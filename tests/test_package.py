@@ -9,8 +9,8 @@ import viddiff
 def test_public_api_names_resolve():
     from viddiff.api import VidDiff, compare, describe
     from viddiff.config import Config
-    from viddiff.data import load_benchmark
-    from viddiff.eval import evaluate, evaluate_dataset
+    from viddiff.benchmarks import evaluate_dataset, load_benchmark
+    from viddiff.eval import evaluate
 
     assert viddiff.compare is compare and viddiff.describe is describe and viddiff.VidDiff is VidDiff
     assert viddiff.Config is Config and viddiff.load_benchmark is load_benchmark

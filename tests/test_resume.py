@@ -93,4 +93,4 @@ def test_resume_accepts_the_advised_changes_and_refuses_the_rest(synth_dir, tmp_
     [line] = [x for x in capsys.readouterr().err.splitlines() if x.startswith("viddiff:")]
     assert 'differencer.model ("gpt-4o-2024-05-13" → "gpt-4o-mini")' in line and "new --output" in line
     assert (out / "samples.jsonl").read_bytes() == before
-    assert json.loads((out / "run.json").read_text())["method"] == "VidDiff"
+    assert json.loads((out / "run.json").read_text())["method"] == "viddiff"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from viddiff.cli import main
-from viddiff.data.vidic import write_synthetic_vidic
+from viddiff.benchmarks.vidic.synthetic import write_synthetic_vidic
 from viddiff.testing import offline_overrides
 from viddiff.testing.fake_openai import ChatRequest, FakeOpenAIServer
 from viddiff.testing.schema_model import SchemaFollowingModel
@@ -23,10 +23,10 @@ REASK = "Your previous answer was not valid"
 STAGE_SCHEMAS = {
     ("run", "closed"): {"StagesAnswer", "LinksAnswer", "AnswerAB"},
     ("run", "open"): {"DifferencesAnswer", "StagesAnswer", "LinksAnswer", "AnswerAB", "MatchAnswer", "FlipAnswer"},
-    ("run", "describe"): {"DimensionDifferencesAnswer", "AnswerABC", "VidicJudgeAnswer"},
+    ("run", "describe"): {"DimensionDifferencesAnswer", "AnswerABC", "ChecklistJudgeAnswer"},
     ("baseline", "closed"): {"ClosedAnswer"},
     ("baseline", "open"): {"OpenAnswer"},
-    ("baseline", "describe"): {"VidicJudgeAnswer"},
+    ("baseline", "describe"): {"ChecklistJudgeAnswer"},
 }
 
 

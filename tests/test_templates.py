@@ -6,25 +6,25 @@ from pathlib import Path
 
 import pytest
 
-from viddiff.config import ConfigError, load_config
+from viddiff.config import ConfigError, JudgePromptFiles, VidicPromptFiles, load_config
 from viddiff.eval.prompts import BUILT_IN as OPEN_BUILT_IN
 from viddiff.eval.prompts import judge_templates
-from viddiff.eval.vidic_prompts import BUILT_IN as VIDIC_BUILT_IN
-from viddiff.eval.vidic_prompts import vidic_templates
-from viddiff.templates import FAMILIES, TemplateError, check_template, load_templates
+from viddiff.benchmarks.vidic.prompts import BUILT_IN as VIDIC_BUILT_IN
+from viddiff.benchmarks.vidic.prompts import vidic_templates
+from viddiff.templates import TemplateError, check_template, load_templates
 
 
 def test_built_in_templates_use_every_required_placeholder() -> None:
-    for family, built_in in (("open_judge", OPEN_BUILT_IN), ("vidic_judge", VIDIC_BUILT_IN)):
+    for family, built_in in ((JudgePromptFiles.FAMILY, OPEN_BUILT_IN), (VidicPromptFiles.FAMILY, VIDIC_BUILT_IN)):
         templates = load_templates(family, {}, built_in)
-        assert set(templates.templates) == set(FAMILIES[family])
+        assert set(templates.templates) == set(family.slots)
         assert set(templates.sources.values()) == {"built-in"}
 
 
 def test_rendering_keeps_literal_braces_and_never_rescans_values() -> None:
     # the authors' style: JSON examples with single braces, filled by name
     text = 'Match {gt} to {pred}. Output like { "0": "3", "1": "None" }; keys {gt_keys}.'
-    template = check_template("open_judge", "match", text, "mine.txt")
+    template = check_template(JudgePromptFiles.FAMILY, "match", text, "mine.txt")
     out = template.render(gt='{"0": "x {pred}"}', pred="{}", action="", gt_keys="0", pred_keys="")
     assert out == 'Match {"0": "x {pred}"} to {}. Output like { "0": "3", "1": "None" }; keys 0.'
 
@@ -42,7 +42,7 @@ def test_rendering_keeps_literal_braces_and_never_rescans_values() -> None:
 )
 def test_bad_templates_get_one_clear_error(name, text, message) -> None:
     with pytest.raises(TemplateError, match=message):
-        check_template("open_judge", name, text, "mine.txt")
+        check_template(JudgePromptFiles.FAMILY, name, text, "mine.txt")
 
 
 def test_template_files_are_checked_when_the_config_loads(tmp_path: Path) -> None:

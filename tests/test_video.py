@@ -24,7 +24,7 @@ from PIL import Image, ImageOps
 from viddiff import video
 from viddiff.errors import VideoError
 from viddiff.schema import VideoRef
-from viddiff.testing.videos import write_video
+from viddiff.video_write import write_video
 from viddiff.video import VideoFrames, compute_stride, probe_video, read_video, read_video_ref, resolve_trim
 from viddiff.video_orientation import EXIF_ORIENTATION_TAG, IDENTITY, MIRROR, Orientation, from_exif, quarter_turns_ccw
 from viddiff.video_sources import PyAVSource, probe_file

@@ -9,7 +9,8 @@ import pytest
 
 from viddiff.cli import main
 from viddiff.config import Config
-from viddiff.data.vidic import CATEGORIES, load_vidic, write_synthetic_vidic
+from viddiff.benchmarks.vidic.data import CATEGORIES, load_vidic
+from viddiff.benchmarks.vidic.synthetic import write_synthetic_vidic
 from viddiff.store import ResultsStore
 
 RUN_FILES = ("config.yaml", "run.json", "samples.jsonl", "predictions.json", "metrics.json", "report.md", "usage.json")
@@ -55,7 +56,7 @@ def test_viddiff_run_on_vidic(vidic_dir, tmp_path, offline_sets):
     for result in ResultsStore(out).load().values():
         assert result.mode == "describe" and result.method == "viddiff"
         assert {d.category for d in result.proposal.differences} == set(CATEGORIES)
-        assert len(result.predictions) == len(result.proposal.differences) == Config().vidic.n_differences
+        assert len(result.predictions) == len(result.proposal.differences) == Config().proposer.describe_n_differences
 
 
 def test_viddiff_baseline_on_vidic(vidic_dir, tmp_path, offline_sets):

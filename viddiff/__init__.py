@@ -18,9 +18,9 @@ _EXPORTS = {
     "ComparisonResult": "viddiff.api",
     "Config": "viddiff.config",
     "load_config": "viddiff.config",
-    "load_benchmark": "viddiff.data",
+    "load_benchmark": "viddiff.benchmarks",
     "evaluate": "viddiff.eval",
-    "evaluate_dataset": "viddiff.eval",
+    "evaluate_dataset": "viddiff.benchmarks",
 }
 __all__ = sorted(_EXPORTS)
 

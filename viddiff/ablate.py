@@ -15,13 +15,15 @@ own localisation.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 from pydantic import BaseModel
 
-from viddiff.config import Config, config_from_args, resolve_mode
+from viddiff import benchmarks
+from viddiff.config import Config, config_from_args
 from viddiff.errors import ViddiffError
 from viddiff.eval.tables import md_table, pct, text_table
 from viddiff.localizer.segmenters import SEGMENTERS
@@ -94,7 +96,10 @@ def variants_named(names: Optional[list[str]]) -> list[Variant]:
 def check_ablatable(cfg: Config) -> None:
     """Only VidDiffBench has the keyframe annotations and a/b labels the ablation is defined on."""
     if cfg.data.benchmark != "viddiffbench":
-        raise ViddiffError("viddiff ablate runs on VidDiffBench (the paper's ablation); ViDiC-1K has no keyframes")
+        raise ViddiffError(
+            f"viddiff ablate runs on VidDiffBench (the paper's ablation needs its keyframe annotations), "
+            f"not on {cfg.data.benchmark}"
+        )
     check_shared_cache(cfg)
 
 
@@ -137,21 +142,13 @@ def run_ablation(
     from viddiff.api import VidDiff
     from viddiff.backends.clip import ClipEmbedder
     from viddiff.cache import open_cache
-    from viddiff.data import load_benchmark
     from viddiff.pipeline import run_benchmark
 
     check_ablatable(cfg)
-    dataset = load_benchmark(cfg, splits=splits)
+    dataset = benchmarks.load_benchmark(cfg, splits=splits)
     cache = open_cache(cfg.cache)
     embedder = ClipEmbedder(cfg.localizer.clip, cache)  # loads its model on first use, then serves every variant
-
-    class SharedModels(VidDiff):
-        """VidDiff on the ablation's one cache and CLIP embedder."""
-
-        def __init__(self, config: Config):
-            super().__init__(config, cache=cache, embedder=embedder)
-
-    SharedModels.__name__ = VidDiff.__name__  # run.json names the method, not this wrapper
+    shared_models = functools.partial(VidDiff, cache=cache, embedder=embedder)
     rows: list[AblationRow] = []
     try:
         for variant in variants:
@@ -162,7 +159,7 @@ def run_ablation(
                 splits=splits,
                 output_dir=output_dir / variant.method,
                 resume=resume,
-                method_factory=SharedModels,
+                method=shared_models,
             )
             for split, acc in outcome.metrics["splits"].items():
                 rows.append(
@@ -229,7 +226,7 @@ def cli_ablate(args) -> int:
     """``viddiff ablate``: all localizer variants over one selection, one table."""
     cfg = config_from_args(args)
     check_ablatable(cfg)
-    if resolve_mode(cfg, args.mode) != "closed":
+    if benchmarks.resolve_mode(cfg, args.mode) != "closed":
         raise ViddiffError("viddiff ablate measures closed accuracy: use --mode closed")
     variants = variants_named(args.variant)
     split_name = "-".join(args.split) if args.split else "all"

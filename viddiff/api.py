@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from viddiff.backends.llm import ChatClient, UsageMeter
 from viddiff.cache import Cache, open_cache
-from viddiff.config import Config, config_from_args
+from viddiff.config import Config, ModelCallConfig
 from viddiff.render import omitted_note, render_description
 from viddiff.differencer import Differencer
 from viddiff.errors import VideoError, ViddiffError
@@ -91,9 +91,14 @@ class PairRun:
 
 
 class VidDiff:
-    """The VidDiff method with its models loaded once; safe to share across concurrent comparisons."""
+    """The VidDiff method with its models loaded once; safe to share across concurrent comparisons.
 
+    Also a :class:`viddiff.methods.Method` (``viddiff``), which is how ``viddiff run`` drives it.
+    """
+
+    name = "viddiff"
     stages = ("proposer", "localizer", "differencer")
+    modes = ("closed", "open", "describe")
 
     def __init__(
         self,
@@ -126,6 +131,9 @@ class VidDiff:
 
                 self._embedder = ClipEmbedder(self.config.localizer.clip, self.cache)
             return self._embedder
+
+    def model_calls(self) -> dict[str, ModelCallConfig]:
+        return {"proposer": self.config.proposer, "differencer": self.config.differencer}
 
     def clip_stats(self) -> Optional[dict]:
         """CLIP forward passes and cache hits so far (``None`` if CLIP was never needed)."""
@@ -172,7 +180,7 @@ class VidDiff:
             if not kwargs["differences"]:
                 raise ViddiffError(f"sample {sample.sample_key}: no differences to check in closed mode")
         elif mode == "describe":
-            # Along the seven ViDiC-1K dimensions; global ones need no stage plan (see Proposer.propose).
+            # Along the seven dimensions (viddiff.dimensions); global ones need no stage plan (see Proposer.propose).
             make = functools.partial(proposer.propose_dimension_differences, action, n, meter)
             differences = await (self._memo(("dimension-differences", action, n), make) if reuse else make())
             kwargs = {"differences": differences}
@@ -212,7 +220,7 @@ class VidDiff:
     ) -> SampleResult:
         """Run propose → localise → differ for one sample. ``on_stage(name)`` is called as each stage finishes.
 
-        ``describe`` mode (ViDiC-1K): differences proposed along the seven dimensions, verified with options
+        ``describe`` mode: differences proposed along the seven dimensions, verified with options
         ``abc``, and rendered into ``SampleResult.description`` (``c`` verdicts as similarities).
         ``meter`` collects the sample's model calls (also when it fails part-way).
         A benchmark row without ``a``/``b``-labelled differences has nothing to check in closed mode: it gets
@@ -313,12 +321,12 @@ class VidDiff:
         fps: Optional[float] = None,
         fps_original: Optional[float] = None,
     ) -> ComparisonResult:
-        """Describe how two videos are alike and how they differ along the seven ViDiC-1K dimensions
+        """Describe how two videos are alike and how they differ along the seven dimensions of ``viddiff.dimensions``
         (subject, style, background, camera, motion, position, playback): ``result.description``.
 
-        ``action`` is optional context; ``n_differences`` (candidates to verify) defaults to ``vidic.n_differences``.
+        ``action`` is optional context; ``n_differences`` (candidates to verify) defaults to ``proposer.describe_n_differences``.
         """
-        n = self.config.vidic.n_differences if n_differences is None else n_differences
+        n = self.config.proposer.describe_n_differences if n_differences is None else n_differences
         sample = build_describe_sample(video_a, video_b, action, n, fps_original=fps_original)
         run = await self.arun_pair(sample, "describe", fps=fps)
         return to_comparison(run.result, sample.action_description)
@@ -495,7 +503,7 @@ def compare(
     ``fps_original`` is needed only for directories of frame images (files carry their frame rate).
     """
 
-    return _one_shot(
+    return run_once(
         config,
         lambda vd: vd.acompare(
             video_a, video_b, action, differences=differences, n_differences=n_differences, fps=fps,
@@ -514,9 +522,9 @@ def describe(
     fps: Optional[float] = None,
     fps_original: Optional[float] = None,
 ) -> ComparisonResult:
-    """One-shot ViDiC-style description of similarities and differences (``result.description``)."""
+    """One-shot description of similarities and differences (``result.description``)."""
 
-    return _one_shot(
+    return run_once(
         config,
         lambda vd: vd.adescribe(
             video_a, video_b, action=action, n_differences=n_differences, fps=fps, fps_original=fps_original
@@ -524,7 +532,7 @@ def describe(
     )
 
 
-def _one_shot(config: Optional[Config], call: Callable[["VidDiff"], Awaitable[R]]) -> R:
+def run_once(config: Optional[Config], call: Callable[["VidDiff"], Awaitable[R]]) -> R:
     """Load the models, run one call, release them: the module-level convenience functions."""
 
     async def run() -> R:
@@ -535,73 +543,6 @@ def _one_shot(config: Optional[Config], call: Callable[["VidDiff"], Awaitable[R]
             await vd.aclose()
 
     return _run_sync(run())
-
-
-def check_compare_flags(args) -> None:
-    """The command line's own words for the mistakes ``build_sample`` would report in Python terms."""
-    if args.n_differences is not None and args.n_differences < 1:
-        raise ViddiffError(f"--n-differences must be at least 1, got {args.n_differences}")
-    if args.describe:
-        return
-    if not (args.action or "").strip():
-        raise ViddiffError("--action is required: say what the videos show, e.g. --action 'barbell back squat'")
-    if args.difference and args.n_differences is not None:
-        raise ViddiffError("give --difference (closed mode) or --n-differences (open mode), not both")
-    if not args.difference and args.n_differences is None:
-        raise ViddiffError(
-            "give --difference TEXT to check a statement (closed mode, repeatable) "
-            "or --n-differences N to have differences proposed (open mode)"
-        )
-
-
-def cli_compare(args) -> int:
-    check_compare_flags(args)
-    from viddiff.report.compare import PairOutputs
-
-    cfg = config_from_args(args)
-    if args.describe:
-        if args.difference:
-            raise ViddiffError("--describe proposes its own differences; drop --difference")
-        n = cfg.vidic.n_differences if args.n_differences is None else args.n_differences
-        sample = build_describe_sample(args.video_a, args.video_b, args.action or "", n, fps_original=args.fps_original)
-        mode: Mode = "describe"
-    else:
-        sample, mode = build_sample(
-            args.video_a, args.video_b, args.action or "", differences=args.difference or None,
-            n_differences=args.n_differences, fps_original=args.fps_original,
-        )
-    outputs = PairOutputs.from_args(args, cfg, sample)  # checked before any model call
-    run = _one_shot(cfg, lambda vd: vd.arun_pair(sample, mode, fps=args.fps))
-    result = to_comparison(run.result, sample.action_description)
-    outputs.write(run, cfg)
-    if args.json:
-        print(result.model_dump_json(indent=2))
-    else:
-        print(result.description if mode == "describe" else format_comparison(result))
-    return 0
-
-
-def format_comparison(result: ComparisonResult) -> str:
-    """Human-readable table of a comparison for the terminal."""
-    names = {"a": "A", "b": "B", "c": "similar", None: "invalid"}
-    lines = [f"Action: {result.action}  ({result.mode} mode)", ""]
-    width = max([len(d.description) for d in result.differences] + [10])
-    lines.append(f"{'difference'.ljust(width)}  more true of  keyframes A (s) / B (s)")
-    for d in result.differences:
-        times = f"{_fmt_times(d.times_a)} / {_fmt_times(d.times_b)}"
-        lines.append(f"{d.description.ljust(width)}  {names[d.prediction]:<12}  {times}")
-    for note in result.notes:
-        lines.append(f"note: {note}")
-    total = StageUsage()
-    for usage in result.usage.values():
-        total = total.add(usage)
-    cost = "unknown" if total.cost_usd is None else f"${total.cost_usd:.4f}"
-    lines.append(f"\n{total.calls} model calls ({total.cache_hits} cached), {total.images} images, est. cost {cost}")
-    return "\n".join(lines)
-
-
-def _fmt_times(times: list[float]) -> str:
-    return ",".join(f"{t:.2f}" for t in times) or "-"
 
 
 def _frame_rate_notes(videos: tuple[VideoFrames, VideoFrames]) -> list[str]:

@@ -1,8 +1,9 @@
 """The ``viddiff`` command.
 
-Parsing lives here; each subcommand's work lives in the module that owns it
-and is imported lazily, so ``viddiff --help`` stays fast and a missing heavy
-dependency only affects the commands that need it. Console output (log lines,
+Parsing lives here; each subcommand's handler lives in ``viddiff.commands``
+(or the module that owns the tool) and is imported lazily, so ``viddiff --help``
+stays fast and a missing heavy dependency only affects the commands that need
+it. Benchmark and method choices come from their registries. Console output (log lines,
 progress, library noise) is set up by :mod:`viddiff.console`.
 """
 
@@ -11,14 +12,18 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, get_args
 
-from viddiff import __version__
+from viddiff import __version__, benchmarks
 from viddiff.errors import ViddiffError
+from viddiff.schema import Mode
 
 Handler = Callable[[argparse.Namespace], int]
-MODES = ["closed", "open", "describe"]
-MODE_HELP = "VidDiffBench: closed or open (required); ViDiC-1K: describe (the default there)"
+MODES = list(get_args(Mode))
+MODE_HELP = (
+    "task mode: closed or open for VidDiffBench (required there), describe for description benchmarks "
+    "(default: the benchmark's only mode, if it has one)"
+)
 RESUME_HELP = (
     "continue a stopped run in --output: keeps its finished samples, retries failed ones "
     "(default: off; a directory holding results is refused)"
@@ -55,7 +60,7 @@ def _add_config_args(p: argparse.ArgumentParser) -> None:
 def _add_dataset_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--benchmark",
-        choices=["viddiffbench", "vidic"],
+        choices=benchmarks.names(),
         help="which benchmark --dataset holds (default: data.benchmark, i.e. viddiffbench)",
     )
     p.add_argument(
@@ -83,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    run = sub.add_parser("run", help="run the VidDiff method on VidDiffBench and score it", parents=flags)
+    run = sub.add_parser("run", help="run the VidDiff method on a benchmark and score it", parents=flags)
     _add_dataset_args(run)
     run.add_argument("--mode", choices=MODES, help=MODE_HELP)
     run.add_argument("--output", help="results directory (default: runs/<split>-<mode>)")
@@ -107,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="copy the videos into the report pages instead of linking them (default: off)",
     )
     _add_config_args(run)
-    run.set_defaults(handler="viddiff.pipeline:cli_run")
+    run.set_defaults(handler="viddiff.commands.run:cli_run")
 
     cmp_ = sub.add_parser("compare", help="compare two of your own videos", parents=flags)
     cmp_.add_argument("video_a", help="video A: a video file (.mp4, .mov, .webm, ...) or a directory of frame images")
@@ -119,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument(
         "--describe",
         action="store_true",
-        help="write a ViDiC-style description of similarities and differences along 7 dimensions (default: off)",
+        help="describe the similarities and differences along 7 dimensions, as text (default: off)",
     )
     cmp_.add_argument(
         "--difference", action="append", default=[], metavar="TEXT",
@@ -127,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cmp_.add_argument(
         "--n-differences", type=int, metavar="N",
-        help="open mode: propose at most N differences (default: none; with --describe: vidic.n_differences)",
+        help="open mode: propose at most N differences (default: none; with --describe: proposer.describe_n_differences)",
     )
     cmp_.add_argument("--fps", type=float, help="inference fps (default: data.default_fps)")
     cmp_.add_argument(
@@ -150,26 +155,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="write segmentation and keyframe PNGs to DIR/compare/ (default DIR: ./visuals, or run.output_dir/visuals)",
     )
     _add_config_args(cmp_)
-    cmp_.set_defaults(handler="viddiff.api:cli_compare")
+    cmp_.set_defaults(handler="viddiff.commands.compare:cli_compare")
 
     ev = sub.add_parser(
-        "eval", help="score VidDiffBench predictions or ViDiC-1K responses (--benchmark vidic)", parents=flags
+        "eval", help="score a predictions file in its benchmark's format (--benchmark)", parents=flags
     )
     ev.add_argument(
         "--predictions",
         required=True,
-        help="VidDiffBench: official predictions JSON; ViDiC-1K: responses, as `viddiff run` writes them "
-        '([{"id", "response"}]), {id: text}, or a ViDiC-1K repository response list (required)',
+        help="the predictions file, as `viddiff run` writes it (predictions.json) or in the benchmark's own "
+        "published format; see the README's Evaluation section (required)",
     )
     ev.add_argument("--mode", choices=MODES, help=MODE_HELP)
     _add_dataset_args(ev)
     ev.add_argument(
         "--output",
-        help="directory for metrics.json, report.md and differences.csv (ViDiC-1K: checklist.csv) "
+        help="directory for metrics.json, report.md and the per-item CSV "
         "(default: the predictions file's directory)",
     )
     _add_config_args(ev)
-    ev.set_defaults(handler="viddiff.eval.cli:cli_eval")
+    ev.set_defaults(handler="viddiff.commands.evaluate:cli_eval")
 
     base = sub.add_parser(
         "baseline", help="LMM baseline: frames of both videos to a multimodal chat model", parents=flags
@@ -182,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     base.add_argument("--output", help="results directory (default: runs/baseline-<model>-<split>-<mode>)")
     base.add_argument("--resume", action="store_true", help=RESUME_HELP)
     _add_config_args(base)
-    base.set_defaults(handler="viddiff.baselines.lmm:cli_baseline")
+    base.set_defaults(handler="viddiff.commands.run:cli_baseline")
 
     abl = sub.add_parser(
         "ablate", help="all localizer variants over one split, one table beside the paper's", parents=flags
@@ -207,14 +212,14 @@ def build_parser() -> argparse.ArgumentParser:
     synth.add_argument("--pairs", type=int, default=12, help="number of video pairs (default: 12)")
     synth.add_argument("--seed", type=int, default=0, help="random seed; the same seed writes the same data (default: 0)")
     synth.add_argument(
-        "--benchmark", choices=["viddiffbench", "vidic"], default="viddiffbench",
+        "--benchmark", choices=benchmarks.names(), default="viddiffbench",
         help="row format to write (default: viddiffbench)",
     )
-    synth.set_defaults(handler="viddiff.data.synthetic:cli_synth")
+    synth.set_defaults(handler="viddiff.commands.data:cli_synth")
     check = data_sub.add_parser("check", help="list missing or unreadable videos of a dataset", parents=flags)
     _add_dataset_args(check)
     _add_config_args(check)
-    check.set_defaults(handler="viddiff.data.check:cli_check")
+    check.set_defaults(handler="viddiff.commands.data:cli_check")
     download = data_sub.add_parser(
         "download",
         help="fetch and unpack the video archives the benchmark repo ships; print the steps for the others' videos",
@@ -229,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     download.add_argument("--keep-archives", action="store_true", help="keep the zip files after unpacking them (default: off)")
     _add_config_args(download)
-    download.set_defaults(handler="viddiff.data.download:cli_download")
+    download.set_defaults(handler="viddiff.commands.data:cli_download")
 
     cache = sub.add_parser("cache", help="model-call cache tools", parents=flags)
     cache_sub = cache.add_subparsers(dest="cache_command", metavar="CACHE_COMMAND")

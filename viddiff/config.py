@@ -15,7 +15,8 @@ from typing import Any, ClassVar, Literal, Optional, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from viddiff.errors import ViddiffError
+from viddiff.errors import ConfigError
+from viddiff.templates import Family, Slots, check_prompt_files
 
 _ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 DEFAULT_FPS_BY_DOMAIN = {"fitness": 8.0, "ballsports": 5.0, "diving": 6.0, "music": 1.0, "surgery": 1.0}
@@ -24,10 +25,6 @@ DEFAULT_BASELINE_FPS_BY_DOMAIN = {"fitness": 4.0, "ballsports": 5.0, "diving": 6
 """The LMM baselines' inference fps per domain, as released (lmms/configs/config.yaml ``lmm.fps_inference``)."""
 Statement = Literal["description", "query_string"]
 """Which text of a difference a VLM is asked about: ``description`` (the text that is scored) or ``query_string``."""
-
-
-class ConfigError(ViddiffError, ValueError):
-    """A config file or override is invalid; the message names the key."""
 
 
 class _Section(BaseModel):
@@ -121,8 +118,10 @@ class RunConfig(_Section):
 
 
 class DataConfig(_Section):
-    benchmark: Literal["viddiffbench", "vidic"] = "viddiffbench"
-    """Which benchmark ``dataset`` holds: VidDiffBench rows or a ViDiC-1K checklist (see the ``vidic`` section)."""
+    benchmark: str = "viddiffbench"
+    """Which benchmark ``dataset`` holds: a name in the registry ``viddiff.benchmarks`` (built in: ``viddiffbench``,
+    and ``vidic`` for a ViDiC-1K checklist, whose settings are the ``vidic`` section). Unknown names are refused
+    when the benchmark is looked up, with the list of known ones."""
     dataset: str = "hf"
     """``hf`` for the HF hub, or a local directory / JSON / JSONL / parquet file."""
     hf_repo: str = "jmhb/VidDiffBench"
@@ -162,6 +161,9 @@ class ProposerConfig(ModelCallConfig):
     its ``sample_key``), as released. ``true``: one proposal per (action, seed) shared by the action's samples
     (cheaper; a difference the proposer misses is then missed for the whole action)."""
     fuzzy_match_threshold: float = Field(default=0.8, ge=0, le=1)
+    describe_n_differences: int = Field(default=10, ge=1)
+    """``describe`` mode: candidate differences proposed along the seven dimensions when the sample sets none
+    (``viddiff compare --describe`` without ``--n-differences``)."""
 
 
 class ClipConfig(_Section):
@@ -234,20 +236,25 @@ class DifferencerConfig(ModelCallConfig):
 class _PromptFiles(_Section):
     """Template files replacing built-in judge prompts; checked on load (placeholders in ``viddiff.templates``)."""
 
-    _family: ClassVar[str]
+    FAMILY: ClassVar[Family]
 
     @model_validator(mode="after")
     def _templates_valid(self) -> "_PromptFiles":
-        from viddiff.templates import check_prompt_files
-
-        check_prompt_files(self._family, self.model_dump())
+        check_prompt_files(self.FAMILY, self.model_dump())
         return self
 
 
 class JudgePromptFiles(_PromptFiles):
     """Open-mode judge: ``system`` message, ``match`` (ground truth vs predictions), ``flip`` (opposite check)."""
 
-    _family: ClassVar[str] = "open_judge"
+    FAMILY: ClassVar[Family] = Family(
+        "open_judge",
+        {
+            "system": Slots(),
+            "match": Slots(required=("gt", "pred"), optional=("action", "gt_keys", "pred_keys")),
+            "flip": Slots(required=("pairs",), optional=("n",)),
+        },
+    )
     system: Optional[str] = None
     match: Optional[str] = None
     flip: Optional[str] = None
@@ -256,7 +263,10 @@ class JudgePromptFiles(_PromptFiles):
 class VidicPromptFiles(_PromptFiles):
     """ViDiC-1K checklist judge: ``system`` message and the per-item ``judge`` prompt."""
 
-    _family: ClassVar[str] = "vidic_judge"
+    FAMILY: ClassVar[Family] = Family(
+        "vidic_judge",
+        {"system": Slots(), "judge": Slots(required=("description", "question"), optional=("kind", "kind_note"))},
+    )
     system: Optional[str] = None
     judge: Optional[str] = None
 
@@ -307,8 +317,9 @@ class VidicConfig(_Section):
     hf_revision: Optional[str] = None
     checklist_file: Optional[str] = None
     """Checklist JSON inside the HF snapshot or a local ``--dataset`` directory (default: the only/likeliest JSON)."""
-    n_differences: int = Field(default=10, ge=1)
-    """Differences the VidDiff method proposes per pair in ``describe`` mode."""
+    n_differences: Optional[int] = Field(default=None, ge=1)
+    """Differences the VidDiff method proposes per pair in ``describe`` mode (default:
+    ``proposer.describe_n_differences``)."""
     judge: ModelCallConfig = Field(default_factory=lambda: ModelCallConfig(model="gpt-5-mini", temperature=None))
     prompt_files: VidicPromptFiles = Field(default_factory=VidicPromptFiles)
     """Your own checklist-judge templates; ``null`` entries keep the built-in ones."""
@@ -417,14 +428,3 @@ def config_from_args(args: Any) -> Config:
         overrides.append(f"data.limit={args.limit}")
     overrides.extend(getattr(args, "overrides", None) or [])
     return load_config(getattr(args, "config", None), overrides)
-
-
-def resolve_mode(cfg: Config, mode: Optional[str]) -> str:
-    """The task mode for a benchmark: VidDiffBench needs closed/open; ViDiC-1K is always ``describe``."""
-    if cfg.data.benchmark == "vidic":
-        if mode not in (None, "describe"):
-            raise ConfigError(f"ViDiC-1K is a description benchmark: use --mode describe (got --mode {mode})")
-        return "describe"
-    if mode not in ("closed", "open"):
-        raise ConfigError(f"VidDiffBench needs --mode closed or --mode open (got {mode or 'none'})")
-    return mode

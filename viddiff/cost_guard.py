@@ -5,13 +5,13 @@ calls cost (``endpoints.prices``) and, from the first few samples on,
 projects the whole run: the cost of earlier attempts in the directory plus
 this run's average per sample times the samples it still has to do. Above
 the budget the run stops, resumable, before spending the rest. The
-evaluation's judge calls (open mode, ViDiC-1K) come after the samples and
+evaluation's judge calls (open mode, checklist judges) come after the samples and
 are not part of the projection.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Iterable, Mapping, Optional
 
 from viddiff.config import Config, ConfigError, ModelCallConfig
 from viddiff.errors import CostLimitError
@@ -30,13 +30,13 @@ def total_cost(usages: Iterable[dict[str, StageUsage]]) -> Optional[float]:
     return total
 
 
-def check_prices(cfg: Config, stages: Iterable[str]) -> None:
-    """With a budget set, every model the method calls needs a price, or the guard could not work."""
+def check_prices(cfg: Config, calls: Mapping[str, ModelCallConfig]) -> None:
+    """With a budget set, every model the method calls (``calls``: stage → model) needs a price, or the
+    guard could not work."""
     if cfg.run.max_cost_usd is None:
         return
-    for stage in stages:
-        call = getattr(cfg, stage, None)
-        if isinstance(call, ModelCallConfig) and call.model not in cfg.endpoints.prices:
+    for stage, call in calls.items():
+        if call.model not in cfg.endpoints.prices:
             raise ConfigError(
                 f"run.max_cost_usd is set but model {call.model!r} ({stage}) has no price, so its cost cannot be "
                 f"estimated; add --set endpoints.prices.{call.model}.input_per_mtok=... and "

@@ -12,6 +12,10 @@ class ViddiffError(Exception):
     """Base class of every user-facing error."""
 
 
+class ConfigError(ViddiffError, ValueError):
+    """A config file or override is invalid; the message names the key."""
+
+
 class VideoError(ViddiffError):
     """A video is missing, unreadable, empty, or its trim is invalid."""
 

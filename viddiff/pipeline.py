@@ -14,17 +14,17 @@ import copy
 import functools
 import logging
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, NamedTuple, Optional, Sequence
 
 from pydantic import BaseModel
 
-from viddiff.api import VidDiff
-from viddiff.config import Config, config_from_args, resolve_mode
-from viddiff.data import load_benchmark
-from viddiff.data.viddiffbench import Dataset
+from viddiff import benchmarks
+from viddiff.benchmarks.base import Benchmark
+from viddiff.config import Config
 from viddiff.cost_guard import CostGuard, check_prices, total_cost
+from viddiff.data.dataset import Dataset
 from viddiff.errors import ViddiffError
-from viddiff.eval import evaluate_dataset, format_table, write_report
+from viddiff.methods import Method, MethodFactory, check_mode, get_method
 from viddiff.failures import ERRORS_FILE, FailureLog, SampleFailure
 from viddiff.output_lock import OutputDirLock
 from viddiff.resume import check_resume
@@ -40,6 +40,13 @@ class RunOutcome(BaseModel):
     n_samples: int
     n_failed: int
     metrics: dict
+
+
+class _Scored(NamedTuple):
+    outcome: RunOutcome
+    metrics: BaseModel
+    results: dict[str, SampleResult]
+    failures: list[SampleFailure]
 
 
 def sanity_variant(sample: Sample, *, swap_videos: bool, same_video: bool) -> Sample:
@@ -63,39 +70,6 @@ def sanity_variant(sample: Sample, *, swap_videos: bool, same_video: bool) -> Sa
                 keyframes={k: (v[0], v[0]) for k, v in rf.keyframes.items()},
             )
     return sample.model_copy(update={"videos": videos, "retrieval_frames": rf})
-
-
-def predictions_file(
-    dataset: Dataset, results: dict[str, SampleResult], mode: Mode, failed: frozenset[str] | set[str] = frozenset()
-) -> list[dict]:
-    """Official VidDiffBench prediction format, aligned with dataset order.
-
-    Closed: ``{key: "a"|"b"|"c"|null}`` (null = no valid answer, scored wrong); a ``failed`` sample has
-    null for each of its ``a``/``b`` differences.
-    Open: only differences predicted ``a``/``b`` are claims; ``c`` and invalid ones are left out.
-    Describe (ViDiC-1K responses): ``{"id": sample_key, "response": text}`` ("" when the sample failed).
-    """
-    out: list[dict] = []
-    for sample in dataset:
-        result = results.get(sample.sample_key)
-        if mode == "describe":
-            out.append({"id": sample.sample_key, "response": (result.description or "") if result else ""})
-            continue
-        if result is None:
-            failed_closed = mode == "closed" and sample.sample_key in failed
-            out.append({d.key: None for d in sample.closed_differences()} if failed_closed else {})
-            continue
-        if mode == "closed":
-            out.append({p.key: p.prediction for p in result.predictions})
-        else:
-            out.append(
-                {
-                    p.key: {"description": p.description, "prediction": p.prediction}
-                    for p in result.predictions
-                    if p.prediction in ("a", "b")
-                }
-            )
-    return out
 
 
 def total_usage(
@@ -151,41 +125,63 @@ def run_benchmark(
     splits: Optional[list[str]],
     output_dir: Path,
     resume: bool = False,
-    method_factory=VidDiff,
+    method: Optional[MethodFactory] = None,
     report: bool = False,
     report_embed_videos: bool = False,
 ) -> RunOutcome:
-    """Run a method (VidDiff by default; or e.g. ``LMMBaseline``) over a dataset selection and score it.
+    """Run a method (``method(cfg)``: VidDiff by default; any :class:`viddiff.methods.Method` factory) over
+    the selection of ``cfg.data.benchmark`` and score it with that benchmark.
 
     The output directory is locked for the whole run (one writer per directory). Failed samples are
     recorded and retried by ``--resume``; errors that every sample would hit stop the run at once.
     ``report`` writes ``report/`` (HTML, see ``viddiff.report.run``); ``run.save_visuals`` writes ``visuals/``.
     Both are drawn at the end from every finished sample, so a resumed run gets them for all its samples.
     """
-    dataset = load_benchmark(cfg, splits=splits)
+    benchmark = benchmarks.of(cfg)
+    dataset = benchmark.load(cfg, splits)
     out_dir = prepare_output_dir(output_dir)
+    variant_of = functools.partial(sanity_variant, swap_videos=cfg.run.swap_videos, same_video=cfg.run.same_video)
     with OutputDirLock(out_dir):
-        return _run_locked(cfg, dataset, mode, splits, out_dir, resume, method_factory, report, report_embed_videos)
+        vd = (method or get_method("viddiff"))(cfg)
+        try:
+            check_mode(vd, mode)
+            scored = _run_locked(cfg, benchmark, dataset, mode, splits, out_dir, resume, vd, variant_of)
+        finally:
+            asyncio.run(vd.aclose())
+        if report or cfg.run.save_visuals:
+            from viddiff.report.run import write_run_outputs
+
+            try:
+                index = write_run_outputs(
+                    out_dir, benchmark, dataset, scored.results, scored.metrics, cfg, mode,
+                    error_entries(scored.failures), variant=variant_of, report=report, visuals=cfg.run.save_visuals,
+                    embed_videos=report_embed_videos,
+                )
+            except OSError as exc:
+                raise output_error(Path(exc.filename or out_dir), exc) from None
+            if index is not None:
+                print(f"report in {index}")
+        return scored.outcome
 
 
 def _run_locked(
     cfg: Config,
+    benchmark: Benchmark,
     dataset: Dataset,
     mode: Mode,
     splits: Optional[list[str]],
     out_dir: Path,
     resume: bool,
-    method_factory,
-    report: bool,
-    report_embed_videos: bool,
-) -> RunOutcome:
+    vd: Method,
+    variant_of: Callable[[Sample], Sample],
+) -> "_Scored":
     store = ResultsStore(out_dir)
     failure_log = FailureLog(out_dir)
     run_info = {
         "mode": mode,
         "splits": sorted(splits) if splits else None,
         "dataset": dataset.source,
-        "method": method_factory.__name__,
+        "method": vd.name,
     }
     if store.has_records() or failure_log.has_records():
         if not resume:
@@ -196,7 +192,7 @@ def _run_locked(
     unknown = set(done) - {s.sample_key for s in dataset}
     if unknown:
         raise ViddiffError(f"cannot resume {out_dir}: it holds samples not in this dataset selection ({len(unknown)})")
-    check_prices(cfg, method_factory.stages)
+    check_prices(cfg, vd.model_calls())
     write_text_atomic(out_dir / "config.yaml", cfg.to_yaml())
     write_json_atomic(out_dir / "run.json", run_info)
     todo = [(i, s) for i, s in enumerate(dataset) if s.sample_key not in done]
@@ -205,50 +201,34 @@ def _run_locked(
 
     spent_before = total_cost([r.usage for r in done.values()] + [f.usage for f in past_failures])
     guard = CostGuard(cfg.run.max_cost_usd, len(todo), spent_before)
-    variant_of = functools.partial(sanity_variant, swap_videos=cfg.run.swap_videos, same_video=cfg.run.same_video)
-    vd = method_factory(cfg)
     runner = SampleRunner(vd, cfg, mode, store, failure_log, guard, variant_of)
     try:
-        try:
-            progress = asyncio.run(runner.run(todo))
-        except ViddiffError as exc:
-            if runner.progress.wrote:
-                _save_usage_after_stop(out_dir, vd, done | runner.progress.results, failure_log)
-            raise _with_resume_hint(exc, finished=bool(done or runner.progress.results), wrote=runner.progress.wrote) from None
-        done.update(progress.results)
-        failures = latest_failures(progress.failures, {s.sample_key for s in dataset} - set(done))
-        failed_keys = {f.sample_key for f in failures}
-        predictions = predictions_file(dataset, done, mode, failed=failed_keys)
-        write_json_atomic(out_dir / "predictions.json", predictions)
-        if failures:
-            write_json_atomic(out_dir / ERRORS_FILE, error_entries(failures))
-        else:
-            (out_dir / ERRORS_FILE).unlink(missing_ok=True)  # a resume fixed what failed before
-        usage = _write_usage(out_dir, vd, done, failure_log.load())
-        metrics = evaluate_dataset(dataset, predictions, mode, cfg, client=vd.client)
-        write_report(
-            out_dir, metrics, cfg=cfg, dataset_source=dataset.source, dataset_revision=dataset.revision,
-            failed_samples=[f.sample_key for f in failures],
-        )
-    finally:
-        asyncio.run(vd.aclose())
-    print(format_table(metrics))
+        progress = asyncio.run(runner.run(todo))
+    except ViddiffError as exc:
+        if runner.progress.wrote:
+            _save_usage_after_stop(out_dir, vd, done | runner.progress.results, failure_log)
+        raise _with_resume_hint(exc, finished=bool(done or runner.progress.results), wrote=runner.progress.wrote) from None
+    done.update(progress.results)
+    failures = latest_failures(progress.failures, {s.sample_key for s in dataset} - set(done))
+    failed_keys = frozenset(f.sample_key for f in failures)
+    predictions = benchmark.predictions(dataset, done, mode, failed_keys)
+    write_json_atomic(out_dir / "predictions.json", predictions)
+    if failures:
+        write_json_atomic(out_dir / ERRORS_FILE, error_entries(failures))
+    else:
+        (out_dir / ERRORS_FILE).unlink(missing_ok=True)  # a resume fixed what failed before
+    usage = _write_usage(out_dir, vd, done, failure_log.load())
+    metrics = benchmark.score(dataset, predictions, mode, cfg, vd.client)
+    benchmark.write_report(
+        out_dir, metrics, cfg=cfg, dataset_source=dataset.source, dataset_revision=dataset.revision,
+        failed_samples=sorted(failed_keys),
+    )
+    print(benchmark.format_table(metrics))
     print(_format_usage(usage, len(done)))
-    if report or cfg.run.save_visuals:
-        from viddiff.report.run import write_run_outputs
-
-        try:
-            index = write_run_outputs(
-                out_dir, dataset, done, metrics, cfg, mode, error_entries(failures),
-                variant=variant_of, report=report, visuals=cfg.run.save_visuals, embed_videos=report_embed_videos,
-            )
-        except OSError as exc:
-            raise output_error(Path(exc.filename or out_dir), exc) from None
-        if index is not None:
-            print(f"report in {index}")
-    return RunOutcome(
+    outcome = RunOutcome(
         output_dir=str(out_dir), n_samples=len(dataset), n_failed=len(failures), metrics=metrics.model_dump(mode="json")
     )
+    return _Scored(outcome, metrics, done, failures)
 
 
 def _format_usage(usage: dict[str, StageUsage], n_samples: int) -> str:
@@ -264,42 +244,3 @@ def _format_usage(usage: dict[str, StageUsage], n_samples: int) -> str:
     if n_samples and total.cost_usd is not None:
         lines.append(f"per sample: ${total.cost_usd / n_samples:.4f}")
     return "\n".join(lines)
-
-
-def cli_run(args) -> int:
-    cfg = config_from_args(args)
-    args.mode = resolve_mode(cfg, args.mode)
-    updates = {flag: True for flag in ("swap_videos", "same_video", "save_visuals") if getattr(args, flag)}
-    if updates:
-        cfg = cfg.model_copy(update={"run": cfg.run.model_copy(update=updates)})
-    return cli_run_method(cfg, args, VidDiff, Path(f"runs/{selection_name(cfg, args.split)}-{args.mode}"))
-
-
-def selection_name(cfg: Config, splits: Optional[list[str]]) -> str:
-    """Default results-directory stem: the benchmark (ViDiC-1K) or the splits run."""
-    if cfg.data.benchmark == "vidic":
-        return "vidic"
-    return "-".join(splits) if splits else "all"
-
-
-def cli_run_method(cfg: Config, args, method_factory, default_output: Path) -> int:
-    """Shared tail of ``viddiff run`` and ``viddiff baseline``: run, report, exit code."""
-    if cfg.run.swap_videos and cfg.run.same_video:
-        raise ViddiffError("--swap-videos and --same-video are exclusive")
-    output = Path(args.output or cfg.run.output_dir or default_output)
-    report, embed = getattr(args, "report", False), getattr(args, "report_embed_videos", False)
-    if embed and not report:
-        raise ViddiffError("--report-embed-videos needs --report")
-    args.output = str(output)  # named by the Ctrl-C hint (viddiff.cli.interrupted_message)
-    outcome = run_benchmark(
-        cfg, mode=args.mode, splits=args.split, output_dir=output, resume=args.resume, method_factory=method_factory,
-        report=report, report_embed_videos=embed,
-    )
-    print(f"results in {outcome.output_dir}")
-    if outcome.n_failed:
-        print(
-            f"viddiff: {outcome.n_failed} of {outcome.n_samples} samples failed (see {outcome.output_dir}/errors.json); "
-            "fix the cause and re-run with --resume"
-        )
-        return 1
-    return 0

@@ -1,6 +1,6 @@
-"""Describe mode's last step: verified differences → a text about the pair (ViDiC-1K responses).
+"""Describe mode's last step: verified differences → a text about the pair.
 
-ViDiC-1K's judge reads only this text and defaults to "the videos are the
+A checklist judge (description benchmarks) reads only this text and defaults to "the videos are the
 same" unless a difference is stated, so the renderer states each verified
 difference explicitly for both videos ("In Video A …; in Video B …"), keeps
 similarities short, and says nothing about what was never verified:
@@ -12,24 +12,24 @@ from __future__ import annotations
 
 from typing import Optional
 
-from viddiff.data.vidic import CATEGORIES, CATEGORY_NAMES
+from viddiff.dimensions import DIMENSION_NAMES, DIMENSIONS
 from viddiff.schema import Difference, Prediction
 
 NOTHING_ESTABLISHED = "No differences or similarities between the two videos could be established."
 
 
 def render_description(differences: list[Difference], predictions: list[Prediction]) -> str:
-    """One section per dimension in :data:`CATEGORIES` order (differences first, then similarities), then
+    """One section per dimension in ``viddiff.dimensions`` order (differences first, then similarities), then
     an "Other" section for differences without a known category; empty sections are left out.
 
     ``a``/``b`` verdicts become differences, ``c`` verdicts similarities; differences without a valid
     verdict (``None`` or no prediction at all) are omitted.
     """
     verdicts = {p.key: p.prediction for p in predictions}
-    groups: dict[Optional[str], tuple[list[str], list[str]]] = {c: ([], []) for c in (*CATEGORIES, None)}
+    groups: dict[Optional[str], tuple[list[str], list[str]]] = {c: ([], []) for c in (*DIMENSIONS, None)}
     for diff in differences:
         verdict = verdicts.get(diff.key)
-        found, similar = groups[diff.category if diff.category in CATEGORIES else None]
+        found, similar = groups[diff.category if diff.category in DIMENSIONS else None]
         if verdict in ("a", "b"):
             found.append(difference_sentence(diff, verdict))
         elif verdict == "c":
@@ -37,7 +37,7 @@ def render_description(differences: list[Difference], predictions: list[Predicti
     sections = []
     for category, (found, similar) in groups.items():
         if found or similar:
-            title = CATEGORY_NAMES[category] if category is not None else "other"
+            title = DIMENSION_NAMES[category] if category is not None else "other"
             lines = "\n".join(f"- {line}" for line in found + similar)
             sections.append(f"{title[:1].upper()}{title[1:]}:\n{lines}")
     return "\n\n".join(sections) or NOTHING_ESTABLISHED

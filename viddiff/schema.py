@@ -19,8 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 Letter = Literal["a", "b", "c"]
 NumFrames = Literal["1", "gt_1"]
 Mode = Literal["closed", "open", "describe"]
-"""``describe``: write a free-text account of similarities and differences (ViDiC-1K)."""
-ChecklistKind = Literal["similarity", "difference"]
+"""``describe``: write a free-text account of similarities and differences (description benchmarks)."""
 SPLITS = ("easy", "medium", "hard")
 
 
@@ -46,7 +45,7 @@ class Difference(_Model):
     query_string: Optional[str] = None
     num_frames: NumFrames = "1"
     category: Optional[str] = None
-    """ViDiC-1K dimension (subject, style, background, camera, motion, position, playback), when asked for."""
+    """Describe-mode dimension (``viddiff.dimensions``: subject, style, ... playback), when asked for."""
     scope: Literal["local", "global"] = "local"
     """``global``: visible over the whole video (camera, style, ...): keyframes span the video, no stage lookup."""
     contrast: Optional[str] = None
@@ -104,17 +103,6 @@ class Sample(_Model):
 
 def _key_order(key: str) -> tuple[int, str]:
     return (int(key), key) if key.isdigit() else (10**9, key)
-
-
-class ChecklistItem(_Model):
-    """One ViDiC-1K yes/no question about a pair, judged against a generated description."""
-
-    key: str
-    kind: ChecklistKind
-    category: str
-    """One of ``viddiff.data.vidic.CATEGORIES``."""
-    question: str
-    correct_answer: Literal["yes", "no"]
 
 
 class Stage(_Model):

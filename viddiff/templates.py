@@ -6,8 +6,8 @@ for ``str.replace``-style filling (such as the authors' published judge prompts,
 names are changed to the ones below) works as it is. Filled-in values are never scanned again, so a
 difference description that happens to contain ``{gt}`` stays literal.
 
-Each family (the open-mode judge, the ViDiC-1K judge) has fixed template names; each name has required
-and optional placeholders. A user file with an unknown placeholder, or without a required one, is refused
+Each :class:`Family` (a judge's set of prompts, declared next to its ``prompt_files`` config section) has
+fixed template names; each name has required and optional placeholders. A user file with an unknown placeholder, or without a required one, is refused
 with one error naming the file and the allowed names, when the config is loaded, before any model call.
 The answer format is not part of a template: it is fixed by the response schema the client sends.
 """
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Optional
 
-from viddiff.config import ConfigError
+from viddiff.errors import ConfigError
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 BUILT_IN = "built-in"
@@ -39,18 +39,12 @@ class Slots:
         return self.required + self.optional
 
 
-FAMILIES: dict[str, dict[str, Slots]] = {
-    "open_judge": {
-        "system": Slots(),
-        "match": Slots(required=("gt", "pred"), optional=("action", "gt_keys", "pred_keys")),
-        "flip": Slots(required=("pairs",), optional=("n",)),
-    },
-    "vidic_judge": {
-        "system": Slots(),
-        "judge": Slots(required=("description", "question"), optional=("kind", "kind_note")),
-    },
-}
-"""Template names per family and their placeholders (documented in the README's *Evaluation* section)."""
+@dataclass(frozen=True)
+class Family:
+    """The templates of one judge: their names and each one's placeholders."""
+
+    name: str
+    slots: Mapping[str, Slots]
 
 
 class TemplateError(ConfigError):
@@ -78,6 +72,7 @@ class TemplateSet:
     """The templates of one family as used for scoring, with the hash recorded in ``metrics.json``."""
 
     family: str
+    """The :class:`Family` name (part of the hash)."""
     templates: dict[str, Template] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> Template:
@@ -94,9 +89,9 @@ class TemplateSet:
         return {name: t.source for name, t in sorted(self.templates.items())}
 
 
-def check_template(family: str, name: str, text: str, source: str) -> Template:
+def check_template(family: Family, name: str, text: str, source: str) -> Template:
     """``text`` as a template of ``family``/``name``, or a ``TemplateError`` saying what to fix."""
-    slots = FAMILIES[family][name]
+    slots = family.slots[name]
     if not text.strip():
         raise TemplateError(f"{source}: the {name!r} template is empty")
     used = set(PLACEHOLDER.findall(text))
@@ -112,10 +107,10 @@ def check_template(family: str, name: str, text: str, source: str) -> Template:
     return Template(name=name, text=text, slots=slots, source=source)
 
 
-def read_template(family: str, name: str, path: str) -> Template:
+def read_template(family: Family, name: str, path: str) -> Template:
     """Read and check one user template file."""
-    if name not in FAMILIES[family]:
-        raise TemplateError(f"no template named {name!r}; templates: {', '.join(FAMILIES[family])}")
+    if name not in family.slots:
+        raise TemplateError(f"no template named {name!r}; templates: {', '.join(family.slots)}")
     file = Path(path).expanduser()
     try:
         text = file.read_text(encoding="utf-8")
@@ -126,19 +121,19 @@ def read_template(family: str, name: str, path: str) -> Template:
     return check_template(family, name, text, str(file))
 
 
-def load_templates(family: str, files: Mapping[str, Optional[str]], built_in: Mapping[str, str]) -> TemplateSet:
+def load_templates(family: Family, files: Mapping[str, Optional[str]], built_in: Mapping[str, str]) -> TemplateSet:
     """The family's templates: each from its file when one is given, else the built-in text."""
     templates = {}
-    for name in FAMILIES[family]:
+    for name in family.slots:
         path = files.get(name)
         if path:
             templates[name] = read_template(family, name, path)
         else:
             templates[name] = check_template(family, name, built_in[name], BUILT_IN)
-    return TemplateSet(family=family, templates=templates)
+    return TemplateSet(family=family.name, templates=templates)
 
 
-def check_prompt_files(family: str, files: Mapping[str, Optional[str]]) -> None:
+def check_prompt_files(family: Family, files: Mapping[str, Optional[str]]) -> None:
     """Config-load check of the user files of ``family`` (built-in templates are checked by the tests)."""
     for name, path in files.items():
         if path:

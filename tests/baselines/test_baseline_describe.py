@@ -9,7 +9,7 @@ import pytest
 
 from viddiff.baselines import LMMBaseline, prompts
 from viddiff.config import Config, load_config
-from viddiff.data.vidic import CATEGORIES, CATEGORY_NAMES
+from viddiff.benchmarks.vidic.data import CATEGORIES, CATEGORY_NAMES
 from viddiff.errors import InvalidAnswerError
 from viddiff.schema import Sample, SampleResult, VideoRef
 from viddiff.testing import offline_overrides

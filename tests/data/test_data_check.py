@@ -8,11 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from viddiff.benchmarks.viddiffbench import VIDDIFFBENCH
 from viddiff.cli import main
-from viddiff.config import DataConfig
-from viddiff.data.check import advice_for, check_dataset
+from viddiff.config import Config, DataConfig
+from viddiff.data.check import check_dataset
+from viddiff.data.dataset import Dataset
 from viddiff.data.viddiffbench import load_dataset
 from viddiff.schema import Sample, VideoRef
+
+
+def _check(dataset: Dataset, backend: str = "auto"):
+    return check_dataset(dataset, lambda s: VIDDIFFBENCH.video_advice(s, dataset, Config()), backend=backend)
 
 
 @pytest.fixture()
@@ -22,7 +28,7 @@ def synth_copy(synth_file: Path, tmp_path: Path) -> Path:
 
 
 def test_intact_dataset_has_no_problems(synth_file: Path) -> None:
-    assert check_dataset(load_dataset(DataConfig(dataset=str(synth_file)))) == []
+    assert _check(load_dataset(DataConfig(dataset=str(synth_file)))) == []
 
 
 def test_reports_deleted_and_unreadable_videos(synth_copy: Path) -> None:
@@ -30,7 +36,7 @@ def test_reports_deleted_and_unreadable_videos(synth_copy: Path) -> None:
     corrupt = synth_copy / "videos" / "pair_0002_a.mp4"
     deleted.unlink()
     corrupt.write_bytes(corrupt.read_bytes()[:200])
-    problems = check_dataset(load_dataset(DataConfig(dataset=str(synth_copy))), backend="pyav")
+    problems = _check(load_dataset(DataConfig(dataset=str(synth_copy))), backend="pyav")
     by_path = {p.path: p for p in problems}
     assert set(by_path) == {str(deleted), str(corrupt)}
     assert by_path[str(deleted)].problem == "missing"
@@ -47,7 +53,7 @@ def test_reports_trim_past_the_end(synth_copy: Path) -> None:
     videos[0]["frames_trim"] = [2, 10_000]
     rows[0]["videos"] = json.dumps(videos)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    problems = check_dataset(load_dataset(DataConfig(dataset=str(path))))
+    problems = _check(load_dataset(DataConfig(dataset=str(path))))
     assert len(problems) == 1
     assert problems[0].sample_key == "pair_0000" and problems[0].video == "A"
     assert "frames_trim [2, 10000)" in problems[0].problem and "does not fit" in problems[0].problem
@@ -73,7 +79,8 @@ def _sample(domain: str, source: str = "VidDiffBench") -> Sample:
     ],
 )
 def test_advice_names_where_videos_come_from(domain: str, expected: list[str]) -> None:
-    advice = advice_for(_sample(domain), "my/Repo", Path("/root"))
+    dataset = Dataset(samples=[], source="fixture", revision=None, root=Path("/root"))
+    advice = VIDDIFFBENCH.video_advice(_sample(domain), dataset, Config().with_overrides(["data.hf_repo=my/Repo"]))
     assert all(text in advice for text in expected)
 
 

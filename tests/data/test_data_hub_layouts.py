@@ -16,7 +16,8 @@ import pytest
 from viddiff.cli import main
 from viddiff.config import DataConfig
 from viddiff.data.hub import default_video_root
-from viddiff.data.viddiffbench import Dataset, find_data_files, load_dataset
+from viddiff.data.dataset import Dataset
+from viddiff.data.viddiffbench import find_data_files, load_dataset
 from viddiff.errors import DatasetError
 from viddiff.testing.fake_hf import FakeHubServer
 from viddiff.testing.hub_layouts import FIRST_REVISION, FIXTURE, LAYOUTS

@@ -15,7 +15,8 @@ from viddiff.config import DataConfig
 from viddiff.data.synth_actions import ACTIONS, HEIGHT, WIDTH
 from viddiff.data.synth_figure import BACKGROUND, render
 from viddiff.data.synthetic import render_performance, stage_frame_counts, write_synthetic_benchmark
-from viddiff.data.viddiffbench import Dataset, load_dataset
+from viddiff.data.dataset import Dataset
+from viddiff.data.viddiffbench import load_dataset
 from viddiff.errors import DatasetError
 from viddiff.video import read_video, read_video_ref
 

@@ -13,7 +13,8 @@ import pytest
 
 from viddiff.config import DataConfig
 from viddiff.data.safety import VideoPaths
-from viddiff.data.viddiffbench import Dataset, RowContext, find_data_files, load_dataset, parse_row, read_rows
+from viddiff.data.dataset import Dataset
+from viddiff.data.viddiffbench import RowContext, find_data_files, load_dataset, parse_row, read_rows
 from viddiff.errors import DatasetError
 
 JSON_COLUMNS = ("videos", "differences_annotated", "differences_gt", "retrieval_frames")

@@ -12,17 +12,18 @@ import pytest
 
 from viddiff.cli import main
 from viddiff.config import Config, DataConfig, VidicConfig
-from viddiff.data import load_benchmark
-from viddiff.data.check import advice_for, check_dataset
-from viddiff.data.vidic import (
+from viddiff.benchmarks import load_benchmark
+from viddiff.benchmarks.vidic import VIDIC
+from viddiff.benchmarks.vidic.data import (
     CATEGORIES,
     CATEGORY_NAMES,
     find_checklist,
     load_vidic,
     normalise_category,
     overlap_with_viddiffbench,
-    write_synthetic_vidic,
 )
+from viddiff.benchmarks.vidic.synthetic import write_synthetic_vidic
+from viddiff.data.check import check_dataset
 from viddiff.errors import DatasetError
 
 PAIRS = 4
@@ -36,6 +37,10 @@ def fixture_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _load(dataset: Path, **data: Any) -> Any:
     vidic = data.pop("vidic", VidicConfig())
     return load_vidic(DataConfig(benchmark="vidic", dataset=str(dataset), **data), vidic)
+
+
+def _check(dataset: Any) -> Any:
+    return check_dataset(dataset, lambda sample: VIDIC.video_advice(sample, dataset, Config()))
 
 
 def _question(category: str, text: str, answer: str) -> dict[str, str]:
@@ -267,7 +272,7 @@ def test_lenient_where_the_meaning_is_clear(tmp_path: Path, caplog: pytest.LogCa
     empty = _item(structured_analysis={"Similarities": [], "Differences": []})
     for item in (shouting, encoded, empty):
         item.pop("index")
-    with caplog.at_level(logging.WARNING, logger="viddiff.data.vidic"):
+    with caplog.at_level(logging.WARNING, logger="viddiff.benchmarks.vidic.data"):
         dataset = _load(_write(tmp_path, [shouting, encoded, empty]))
     assert [s.sample_key for s in dataset] == ["0000", "0001", "0002"]
     assert [q.correct_answer for q in dataset.checklists["0000"]] == ["no", "yes", "yes"]
@@ -440,7 +445,7 @@ def test_hf_escapes_patterns_and_can_skip_videos(fake_hub: FakeHub) -> None:
 
 def test_hf_video_download_failure_is_a_warning(fake_hub: FakeHub, caplog: pytest.LogCaptureFixture) -> None:
     fake_hub.fail_videos = True
-    with caplog.at_level(logging.WARNING, logger="viddiff.data.vidic"):
+    with caplog.at_level(logging.WARNING, logger="viddiff.benchmarks.vidic.data"):
         dataset = load_vidic(_hf(), VidicConfig())
     assert len(dataset) == 2
     assert "could not download 3 ViDiC-1K videos from NJU-LINK/ViDiC-1K: OSError: connection reset" in caplog.text
@@ -454,15 +459,15 @@ def test_check_reports_a_deleted_video_with_advice(fixture_dir: Path, tmp_path: 
     copy_dir = shutil.copytree(fixture_dir, tmp_path / "copy")
     deleted = copy_dir / "videos" / "pair_0002_b.mp4"
     deleted.unlink()
-    problems = check_dataset(_load(copy_dir))
+    problems = _check(_load(copy_dir))
     assert [(p.sample_key, p.video, p.problem, p.path) for p in problems] == [("2", "B", "missing", str(deleted))]
     assert f"viddiff data synth --benchmark vidic --out {copy_dir}" in problems[0].advice
 
 
 def test_advice_for_real_vidic_videos_names_repo_licence_and_commands(tmp_path: Path) -> None:
     path = _write(tmp_path, [_item()])
-    sample = _load(path).samples[0]
-    advice = advice_for(sample, "NJU-LINK/ViDiC-1K", tmp_path)
+    dataset = _load(path)
+    advice = VIDIC.video_advice(dataset.samples[0], dataset, Config())
     for part in (
         "NJU-LINK/ViDiC-1K",
         "CC-BY-NC-SA-4.0",
@@ -471,7 +476,7 @@ def test_advice_for_real_vidic_videos_names_repo_licence_and_commands(tmp_path: 
         "--set data.video_root=DIR",
     ):
         assert part in advice
-    problems = check_dataset(_load(path))
+    problems = _check(_load(path))
     assert {p.video for p in problems} == {"A", "B"} and all("NJU-LINK/ViDiC-1K" in p.advice for p in problems)
 
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from viddiff.config import DataConfig, VidicConfig
-from viddiff.data.vidic import load_vidic, write_synthetic_vidic
+from viddiff.benchmarks.vidic.data import load_vidic
+from viddiff.benchmarks.vidic.synthetic import write_synthetic_vidic
 from viddiff.errors import DatasetError
 from viddiff.testing.fake_hf import FakeHubServer
 

@@ -11,7 +11,7 @@ import pytest
 
 from viddiff.data.synth_actions import SQUAT
 from viddiff.data.synthetic import render_performance
-from viddiff.data.synthetic_vidic import (
+from viddiff.benchmarks.vidic.synthetic import (
     BACKGROUNDS,
     DEPTHS,
     FACTORS,

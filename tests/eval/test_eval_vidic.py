@@ -16,11 +16,13 @@ from typing import Callable, Optional
 import pytest
 
 from viddiff.config import Config
-from viddiff.data.viddiffbench import Dataset
-from viddiff.eval import evaluate_dataset, format_table, write_report
-from viddiff.eval.vidic import VidicMetrics, evaluate_vidic
-from viddiff.eval.vidic_prompts import PROMPT_VERSION, vidic_templates
-from viddiff.schema import ChecklistItem, Sample, VideoRef
+from viddiff.data.dataset import Dataset
+from viddiff.benchmarks import evaluate_dataset
+from viddiff.benchmarks.vidic import VIDIC
+from viddiff.benchmarks.vidic.scoring import VidicMetrics, evaluate_vidic
+from viddiff.benchmarks.vidic.prompts import PROMPT_VERSION, vidic_templates
+from viddiff.benchmarks.vidic.data import ChecklistItem, VidicDataset
+from viddiff.schema import Sample, VideoRef
 from viddiff.testing.fake_openai import ChatRequest, FakeOpenAIServer
 from viddiff.testing.responders import ScriptedModel
 
@@ -71,7 +73,7 @@ def build_dataset() -> Dataset:
             )
             for item, category, _ in items
         ]
-    return Dataset(samples=samples, source="fixture", revision=None, root=Path("/data"), checklists=checklists, benchmark="vidic")
+    return VidicDataset(samples=samples, source="fixture", revision=None, root=Path("/data"), checklists=checklists)
 
 
 @pytest.fixture
@@ -155,7 +157,7 @@ def test_judge_sees_only_the_description_and_question(dataset, responses, make_c
     assert "(similarity)" in req.text and "default" in req.text.lower()
     assert not req.images and not req.videos
     assert req.model == "judge-model"
-    assert req.response_format["json_schema"]["name"] == "VidicJudgeAnswer"
+    assert req.response_format["json_schema"]["name"] == "ChecklistJudgeAnswer"
     d = next(r for r in server.requests if question_of(r) == "Question p1-d0?")
     assert "(difference)" in d.text
 
@@ -232,19 +234,19 @@ def test_invalid_after_reasks_counts_wrong_and_is_reported(dataset, responses, m
         m = evaluate_dataset(dataset, responses, "describe", cfg)
     assert len([r for r in server.requests if question_of(r) == "Question p1-d0?"]) == 2  # eval.max_reasks wins
     assert [(f.sample_key, f.key, f.index) for f in m.judge_failures] == [("p1", "d0", 1)]
-    assert "no valid VidicJudgeAnswer answer in 2 attempts" in m.judge_failures[0].problem
+    assert "no valid ChecklistJudgeAnswer answer in 2 attempts" in m.judge_failures[0].problem
     failed = next(r for r in m.records if (r.sample_key, r.key) == ("p1", "d0"))
     assert (failed.status, failed.judge_answer, failed.correct) == ("judge_failed", None, False)
     assert (acc(m.overall.avg), acc(m.overall.diff)) == ((4, 10), (2, 5))
 
     out = tmp_path / "report"
-    write_report(out, m, cfg=cfg, dataset_source="fixture", dataset_revision=None)
+    VIDIC.write_report(out, m, cfg=cfg, dataset_source="fixture", dataset_revision=None)
     summary = json.loads((out / "metrics.json").read_text())
     assert summary["counts"]["judge_failures"] == 1
     assert summary["metrics"]["judge_failures"][0]["key"] == "d0"
     report = (out / "report.md").read_text()
     assert "## Judge failures (counted wrong)" in report and "pair 1 (p1), item d0" in report
-    assert "1 judge answer(s) stayed invalid" in format_table(m)
+    assert "1 judge answer(s) stayed invalid" in VIDIC.format_table(m)
     rows = list(csv.DictReader((out / "checklist.csv").open(encoding="utf-8")))
     assert {(r["sample_key"], r["key"]): r["status"] for r in rows}["p1", "d0"] == "judge_failed"
 
@@ -254,7 +256,7 @@ def test_report_files(dataset, responses, make_cfg, tmp_path) -> None:
         cfg = make_cfg(server)
         m = evaluate_dataset(dataset, responses, "describe", cfg)
     out = tmp_path / "report"
-    write_report(out, m, cfg=cfg, dataset_source="fixture", dataset_revision="rev1")
+    VIDIC.write_report(out, m, cfg=cfg, dataset_source="fixture", dataset_revision="rev1")
     assert sorted(p.name for p in out.iterdir()) == ["checklist.csv", "metrics.json", "report.md"]
     summary = json.loads((out / "metrics.json").read_text())
     assert (summary["mode"], summary["benchmark"], summary["prompt_version"]) == ("describe", "vidic", PROMPT_VERSION)
@@ -281,7 +283,7 @@ def test_report_files(dataset, responses, make_cfg, tmp_path) -> None:
     assert "| without VidDiffBench overlap | 3 | 7 | 42.9 | 66.7 | 25.0 |" in report
     assert "| playback technique | 1 | 1 | 0 | 100.0 | 100.0 | - |" in report
     assert "Gemini-2.5-Pro Avg 69.3" in report and "## Empty responses" in report
-    table = format_table(m)
+    table = VIDIC.format_table(m)
     assert table.startswith(f"ViDiC-1K checklist accuracy (judge judge-model, prompt {PROMPT_VERSION})")
     assert "1 pair(s) with an empty or missing response" in table and "Per category (all pairs)" in table
 
@@ -312,7 +314,7 @@ def test_cli_eval_on_synthetic_vidic(tmp_path: Path, monkeypatch: pytest.MonkeyP
     Pairs 0 and 1 get a response stating exactly their differences, which the scripted judge credits on every
     item; pairs 2 and 3 get none (every item wrong, never judged).
     """
-    import viddiff.data.vidic as vidic_data
+    import viddiff.benchmarks.vidic as vidic_plugin
     from viddiff.cli import main
 
     bench = tmp_path / "vidic"
@@ -332,13 +334,13 @@ def test_cli_eval_on_synthetic_vidic(tmp_path: Path, monkeypatch: pytest.MonkeyP
     out = tmp_path / "report"
     monkeypatch.setenv("VIDDIFF_TEST_KEY", "dummy")
     loads: list[bool] = []
-    real_load = vidic_data.load_vidic
+    real_load = vidic_plugin.load_vidic
 
     def load_vidic(*args, fetch_videos: bool = True, **kwargs):
         loads.append(fetch_videos)
         return real_load(*args, fetch_videos=fetch_videos, **kwargs)
 
-    monkeypatch.setattr(vidic_data, "load_vidic", load_vidic)
+    monkeypatch.setattr(vidic_plugin, "load_vidic", load_vidic)
     with FakeOpenAIServer(ScriptedModel()) as server:
         rc = main(
             [
@@ -384,13 +386,13 @@ def test_vidic_judge_uses_the_template_file_and_records_its_hash(dataset, respon
     assert server.requests and all(r.messages[1]["content"].startswith("TEXT<<") for r in server.requests)
     assert metrics.prompt_version == "custom"
     assert metrics.prompt_sha256 == vidic_templates({"judge": str(judge)}).sha256 != vidic_templates().sha256
-    write_report(tmp_path / "out", metrics, cfg=cfg, dataset_source="fixture", dataset_revision=None)
+    VIDIC.write_report(tmp_path / "out", metrics, cfg=cfg, dataset_source="fixture", dataset_revision=None)
     summary = json.loads((tmp_path / "out" / "metrics.json").read_text())
     assert summary["prompt_sha256"] == metrics.prompt_sha256 and summary["prompt_sources"]["judge"] == str(judge)
 
 
 def test_judge_is_told_the_kind_of_an_item_never_the_answer_to_expect() -> None:
-    from viddiff.eval.vidic_prompts import judge_prompt
+    from viddiff.benchmarks.vidic.prompts import judge_prompt
 
     similarity = judge_prompt("In video A the dog runs left.", "Does the dog run in the same direction?", "similarity")
     difference = judge_prompt("In video A the dog runs left.", "Does the dog run in the same direction?", "difference")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from viddiff.data.viddiffbench import Dataset
+from viddiff.data.dataset import Dataset
 from viddiff.errors import PredictionFormatError
-from viddiff.eval.vidic import load_responses
+from viddiff.benchmarks.vidic.scoring import load_responses
 from viddiff.schema import Sample, VideoRef
 
 KEYS = ["p0", "p1", "p2"]

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from viddiff.data.vidic import CATEGORIES
+from viddiff.benchmarks.vidic.data import CATEGORIES
 from viddiff.errors import ViddiffError
 from viddiff.proposer import prompts
 from viddiff.proposer.answers import dimension_key
@@ -89,7 +89,7 @@ def test_more_differences_than_asked_are_reasked(harness) -> None:
 
 
 def test_n_must_be_positive(harness) -> None:
-    with pytest.raises(ViddiffError, match="vidic.n_differences"):
+    with pytest.raises(ViddiffError, match="proposer.describe_n_differences"):
         harness.describe(n=0)
     assert harness.kinds() == []
 

@@ -184,7 +184,7 @@ def test_swapped_run_report_shows_the_videos_in_the_order_judged(cli, synth_dir,
 
 
 def test_vidic_run_report_lists_scores_and_descriptions(cli, tmp_path, offline_sets):
-    from viddiff.data.vidic import write_synthetic_vidic
+    from viddiff.benchmarks.vidic.synthetic import write_synthetic_vidic
 
     data = tmp_path / "vidic"
     write_synthetic_vidic(data, pairs=2, seed=2)

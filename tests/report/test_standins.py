@@ -72,7 +72,7 @@ def test_banner_lines_per_endpoint(plain_server):
                 "differencer": ModelCallConfig(model="d", endpoint=EndpointConfig(base_url=plain_server)),
             }
         )
-        lines = endpoint_stand_ins(cfg, model_roles(cfg, "closed"), {})
+        lines = endpoint_stand_ins(cfg, model_roles(cfg), {})
     assert len(lines) == 1 and lines[0].component == "proposer (p)" and "scripted stand-in" in lines[0].reason
 
 
@@ -84,16 +84,16 @@ def test_remote_endpoints_are_never_contacted():
         return True
 
     cfg = Config()  # OpenAI's endpoint
-    assert endpoint_stand_ins(cfg, model_roles(cfg, "open", scored=True), {}, probe=probe) == []
+    assert endpoint_stand_ins(cfg, model_roles(cfg, [("judge", cfg.eval.judge), ("opposite check", cfg.eval.flip)]), {}, probe=probe) == []
     env = {"OPENAI_BASE_URL": "http://localhost:9/v1"}
-    lines = endpoint_stand_ins(cfg, model_roles(cfg, "open", scored=True), env, probe=probe)
+    lines = endpoint_stand_ins(cfg, model_roles(cfg, [("judge", cfg.eval.judge), ("opposite check", cfg.eval.flip)]), env, probe=probe)
     assert asked == ["http://localhost:9/v1"]  # one probe per endpoint, whatever the number of roles
     assert "judge" in lines[0].component and "opposite check" in lines[0].component
 
 
 def test_unreachable_local_server_is_flagged_as_unidentified():
     cfg = Config()
-    lines = endpoint_stand_ins(cfg, model_roles(cfg, "closed"), {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, probe=lambda u: None)
+    lines = endpoint_stand_ins(cfg, model_roles(cfg), {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, probe=lambda u: None)
     assert len(lines) == 1 and "could not be identified" in lines[0].reason
 
 
@@ -108,7 +108,7 @@ def test_random_clip_is_a_stand_in_only_without_weights():
 def test_urls_on_the_page_carry_no_credentials():
     assert display_url("https://user:s3cret@example.com:8443/v1") == "https://example.com:8443/v1"
     cfg = Config().with_overrides(["endpoints.default.base_url=https://me:s3cret@llm.internal/v1"])
-    assert all("s3cret" not in e.where for e in model_entries(cfg, model_roles(cfg, "closed"), {}))
+    assert all("s3cret" not in e.where for e in model_entries(cfg, model_roles(cfg), {}))
 
 
 @pytest.mark.parametrize(

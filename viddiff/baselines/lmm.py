@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -19,7 +18,7 @@ from viddiff.baselines.answers import OpenAnswer, closed_answer_model, closed_le
 from viddiff.baselines.budget import budget_stride, default_max_images
 from viddiff.baselines.video_input import video_part
 from viddiff.cache import Cache, open_cache
-from viddiff.config import BaselineConfig, Config, config_from_args, resolve_mode
+from viddiff.config import BaselineConfig, Config, ModelCallConfig
 from viddiff.errors import InvalidAnswerError
 from viddiff.schema import Mode, Prediction, Sample, SampleResult
 from viddiff.statements import statement_text
@@ -77,14 +76,15 @@ def frame_notes(a: VideoFrames, b: VideoFrames, sent: SentFrames, max_images: in
 
 
 class LMMBaseline:
-    """An LMM as a method, with ``VidDiff``'s runner interface (``stages``, ``load_videos``, ``aprocess``,
-    ``client``, ``aclose``), so ``run_benchmark`` drives either."""
+    """An LMM as a :class:`viddiff.methods.Method` (``baseline``): ``run_benchmark`` drives it like VidDiff."""
 
     stages = (STAGE,)
+    modes = ("closed", "open", "describe")
 
     def __init__(self, config: Config, *, cache: Optional[Cache] = None, client: Optional[ChatClient] = None):
         self.config = resolve_config(config)
         self.max_images = effective_max_images(self.config.baseline)
+        self.name = f"lmm:{self.config.baseline.model}"
         self._owns_cache = cache is None and client is None
         self.cache = cache if cache is not None else (open_cache(self.config.cache) if client is None else None)
         self.client = client or ChatClient(
@@ -117,14 +117,14 @@ class LMMBaseline:
         """One request with the sampled frames of A then B.
 
         Closed: a letter per statement. Open: statements with letters, as many as the model gives.
-        Describe (ViDiC-1K): free text on similarities and differences along the seven dimensions.
+        Describe: free text on similarities and differences along the seven dimensions.
         ``meter`` collects the sample's model calls (also when it fails part-way).
         """
         cfg = self.config.baseline
         meter = meter if meter is not None else UsageMeter()
         if mode == "closed" and sample.labels and not sample.closed_differences():
             return SampleResult(
-                sample_key=sample.sample_key, index=index, mode=mode, method=f"lmm:{cfg.model}",
+                sample_key=sample.sample_key, index=index, mode=mode, method=self.name,
                 notes=["no a/b-labelled differences: nothing to ask"],
             )
         a, b = videos or await self.load_videos(sample)
@@ -145,7 +145,7 @@ class LMMBaseline:
             sample_key=sample.sample_key,
             index=index,
             mode=mode,
-            method=f"lmm:{cfg.model}",
+            method=self.name,
             predictions=predictions,
             usage=meter.by_stage(),
             notes=notes,
@@ -209,19 +209,13 @@ class LMMBaseline:
         user = user_message(text, label_a, *sent.a, label_b, *sent.b, image=cfg.image)
         return [system_message(system), user]
 
+    def model_calls(self) -> dict[str, ModelCallConfig]:
+        return {STAGE: self.config.baseline}
+
+    def clip_stats(self) -> None:
+        return None
+
     async def aclose(self) -> None:
         await self.client.aclose()
         if self._owns_cache and self.cache is not None:
             self.cache.close()
-
-
-def cli_baseline(args) -> int:
-    """``viddiff baseline``: run an LMM baseline over a benchmark split with the ``viddiff run`` machinery."""
-    from viddiff.pipeline import cli_run_method, selection_name
-
-    cfg = resolve_config(config_from_args(args), args.model)
-    args.mode = resolve_mode(cfg, args.mode)
-    safe_model = "".join(c if c.isalnum() or c in "-_." else "_" for c in args.model)
-    split_name = selection_name(cfg, args.split)
-    default_out = Path(f"runs/baseline-{safe_model}-{split_name}-{args.mode}")
-    return cli_run_method(cfg, args, LMMBaseline, default_out)

@@ -17,7 +17,7 @@ SYSTEM_DESCRIBE = (
     "You are an expert video analyst comparing two videos. The videos come from a public research dataset. "
     "You describe only what the frames show."
 )
-"""Describe mode (ViDiC-1K): free text, and the videos need not show people or the same action."""
+"""Describe mode: free text, and the videos need not show people or the same action."""
 
 DIMENSIONS = (
     ("Subject", "who or what is shown: number, kind, appearance, clothing, colour, size of people, animals, objects"),
@@ -28,7 +28,7 @@ DIMENSIONS = (
     ("Position", "where the subject is in the frame and relative to other things, and how that changes"),
     ("Playback technique", "slow motion, fast forward, reverse, freeze frame, looping, cuts"),
 )
-"""The seven ViDiC-1K dimensions, in ``viddiff.data.vidic.CATEGORIES`` order, as the describe prompt lists them."""
+"""The seven dimensions of ``viddiff.dimensions``, in its order, as the describe prompt lists them."""
 
 
 def _rate(fps: float) -> str:
@@ -81,7 +81,7 @@ def open_prompt(action: str, layout: str, n_differences: int) -> str:
 def describe_prompt(action: str, layout: str) -> str:
     """Describe mode: similarities and differences along the seven dimensions, as plain text.
 
-    Written from the ViDiC-1K paper's description of its prompt: cover every dimension, keep
+    Written from the video-difference-captioning literature's description of such prompts: cover every dimension, keep
     similarities short and differences detailed, no speculation or invented detail, and ignore
     differences that are only image noise.
     """

@@ -20,7 +20,6 @@ lists in ``egoexo4d_uids.json``. ``viddiff data check`` then confirms.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import logging
@@ -35,10 +34,11 @@ from pathlib import Path, PurePosixPath
 from typing import Iterator, Optional, Sequence
 from urllib.parse import urlsplit
 
+from viddiff.config import Config
 from viddiff.data import hub, sources
 from viddiff.data.hub import HubFile
 from viddiff.data.side_files import EGOEXO_UIDS_FILE, SideFiles, egoexo_uids
-from viddiff.data.viddiffbench import Dataset
+from viddiff.data.dataset import Dataset
 from viddiff.errors import DownloadError
 
 logger = logging.getLogger(__name__)
@@ -292,20 +292,11 @@ def missing_videos(dataset: Dataset, domain: str) -> list[str]:
     return sorted(p for p in paths if not Path(p).exists())
 
 
-def cli_download(args: argparse.Namespace) -> int:
-    """``viddiff data download``: archives for the shipped domains, instructions for the others."""
-    from viddiff.config import config_from_args
-    from viddiff.data import load_benchmark
-
-    cfg = config_from_args(args)
-    if cfg.data.benchmark == "vidic":
-        raise DownloadError(
-            "ViDiC-1K videos are fetched on demand: `viddiff run --benchmark vidic --dataset hf` downloads the videos "
-            "of the selected pairs"
-        )
-    dataset = load_benchmark(cfg, args.split, fetch_videos=False)
+def download_videos(cfg: Config, dataset: Dataset, domains: Sequence[str], keep_archives: bool = False) -> int:
+    """``viddiff data download`` for VidDiffBench: archives for the shipped domains (all of the selection's
+    unless ``domains`` names some), the owners' steps for the others; returns the exit code."""
     present = sorted({s.domain for s in dataset})
-    domains = list(dict.fromkeys(args.domain or present))
+    domains = list(dict.fromkeys(domains or present))
     absent = [d for d in domains if d not in present]
     if absent:
         print(f"note: the selected samples have no {', '.join(absent)} videos; nothing to do there")
@@ -324,7 +315,7 @@ def cli_download(args: argparse.Namespace) -> int:
             )
         for domain in archived:
             try:
-                print(install_archive(source, domain, dataset.root, keep_archive=args.keep_archives))
+                print(install_archive(source, domain, dataset.root, keep_archive=keep_archives))
             except OSError as exc:  # the video folder cannot be created or written
                 raise DownloadError(
                     f"{domain}: cannot write under {dataset.root} ({exc}); choose a writable folder with "
@@ -349,4 +340,4 @@ def cli_download(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["cli_download", "fetch_archive", "find_archives", "install_archive", "unpack"]
+__all__ = ["download_videos", "fetch_archive", "find_archives", "install_archive", "unpack"]

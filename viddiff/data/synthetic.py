@@ -12,7 +12,6 @@ with idle frames around a ``frames_trim``.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import math
@@ -87,7 +86,7 @@ def _keyframes(diff: DifferenceSpec, stages: StageBoundaries) -> list[int]:
 def _write_frames(out: Path, rel: str, frames: Iterable[np.ndarray], fps: float, as_images: bool) -> None:
     from PIL import Image
 
-    from viddiff.testing.videos import write_video
+    from viddiff.video_write import write_video
 
     path = out / rel
     if not as_images:
@@ -186,42 +185,3 @@ def write_synthetic_benchmark(out: Path, pairs: int = 12, seed: int = 0) -> Path
     path = out / DATASET_FILE
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
-
-
-def cli_synth(args: argparse.Namespace) -> int:
-    """``viddiff data synth``: write the benchmark, then read it back with the real loader as a check."""
-    if getattr(args, "benchmark", "viddiffbench") == "vidic":
-        return _cli_synth_vidic(args)
-    from viddiff.config import DataConfig
-    from viddiff.data.viddiffbench import load_dataset
-
-    path = write_synthetic_benchmark(Path(args.out), pairs=args.pairs, seed=args.seed)
-    dataset = load_dataset(DataConfig(dataset=str(path)))
-    actions = sorted({(s.action, s.action_name) for s in dataset})
-    per_action = ", ".join(f"{name} ({sum(s.action == a for s in dataset)})" for a, name in actions)
-    labelled = sum(len(s.closed_differences()) for s in dataset)
-    print(f"wrote {path}")
-    print(
-        f"{len(dataset)} pairs ({2 * len(dataset)} videos, {labelled} a/b differences); actions: {per_action}; "
-        f"splits: {', '.join(sorted({s.split for s in dataset}))}; use it with --dataset {path.parent}"
-    )
-    return 0
-
-
-def _cli_synth_vidic(args: argparse.Namespace) -> int:
-    """``viddiff data synth --benchmark vidic``: write the ViDiC-format fixture and read it back with the real loader."""
-    from viddiff.config import DataConfig, VidicConfig
-    from viddiff.data.vidic import CATEGORY_NAMES, load_vidic, write_synthetic_vidic
-
-    path = write_synthetic_vidic(Path(args.out), pairs=args.pairs, seed=args.seed)
-    dataset = load_vidic(DataConfig(benchmark="vidic", dataset=str(path)), VidicConfig())
-    items = [q for checklist in dataset.checklists.values() for q in checklist]
-    n_diff = sum(q.kind == "difference" for q in items)
-    categories = ", ".join(CATEGORY_NAMES[c] for c in CATEGORY_NAMES if any(q.category == c for q in items))
-    print(f"wrote {path}")
-    print(
-        f"{len(dataset)} pairs ({2 * len(dataset)} videos), {len(items)} checklist questions "
-        f"({n_diff} difference, {len(items) - n_diff} similarity); categories: {categories}; "
-        f"use it with --benchmark vidic --dataset {path.parent}"
-    )
-    return 0

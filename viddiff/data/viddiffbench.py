@@ -28,7 +28,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, NoReturn, Optional, Sequence
+from typing import Any, NoReturn, Optional, Sequence
 
 from pydantic import ValidationError
 
@@ -38,7 +38,8 @@ from viddiff.data.retrieval import UnknownFormat, parse_retrieval_frames
 from viddiff.data.safety import VideoPaths, check_text_size, hf_storage_folder
 from viddiff.data.side_files import N_DIFFERENCES_FILE, SPLIT_LOOKUP_FILE, SideFiles, search_dirs
 from viddiff.errors import DatasetError
-from viddiff.schema import SPLITS, ChecklistItem, Difference, RetrievalFrames, Sample, VideoRef
+from viddiff.data.dataset import Dataset
+from viddiff.schema import SPLITS, Difference, RetrievalFrames, Sample, VideoRef
 
 logger = logging.getLogger(__name__)
 
@@ -63,32 +64,6 @@ _TEXT_FIELDS = ("action", "action_name", "action_description")
 _LETTERS = ("a", "b", "c")
 _ACTION_ID = re.compile(r"(?P<domain>.+?)_\d+")
 _LOCAL_HINT = "pass --dataset PATH (a directory holding dataset.jsonl, or a .json/.jsonl/.parquet file)"
-
-
-@dataclass(frozen=True)
-class Dataset:
-    """Loaded, filtered samples plus where they came from (recorded in run outputs)."""
-
-    samples: list[Sample]
-    source: str
-    """``hf:<repo>@<revision>`` or the local dataset file."""
-    revision: Optional[str]
-    root: Path
-    """Directory that relative video paths were resolved against."""
-    checklists: dict[str, list[ChecklistItem]] = field(default_factory=dict)
-    """ViDiC-1K: the yes/no checklist of each sample (empty for VidDiffBench)."""
-    benchmark: str = "viddiffbench"
-    data_dir: Optional[Path] = None
-    """Folder holding the dataset's files (HF snapshot or ``--dataset`` directory), where side files live."""
-
-    def __len__(self) -> int:
-        return len(self.samples)
-
-    def __iter__(self) -> Iterator[Sample]:
-        return iter(self.samples)
-
-    def __getitem__(self, index: int) -> Sample:
-        return self.samples[index]
 
 
 # --------------------------------------------------------------------------- rows -> samples

@@ -15,7 +15,7 @@ SYSTEM_NO_ACTION = (
     "You are an expert video analyst comparing two videos from their frames. "
     "The images come from a public research dataset. Answer with JSON only."
 )
-"""For pairs without an action description (ViDiC-1K), which need not show people or the same action."""
+"""For pairs without an action description (description benchmarks), which need not show people or the same action."""
 
 
 def system_prompt(action: str) -> str:
@@ -57,7 +57,7 @@ def build_prompt(
         elif seconds_between_frames is not None:
             layout += f" Within each video, consecutive frames are {seconds_between_frames:.2f} seconds apart."
     letters = '"a", "b" or "c"' if options == "abc" else '"a" or "b"'
-    scene = "Two videos are compared."  # pairs without an action description (ViDiC-1K)
+    scene = "Two videos are compared."  # pairs without an action description
     if action.strip():
         scene = f'Two videos show people performing this action: "{action}".'
     return (

@@ -19,12 +19,12 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 
+from viddiff.config import JudgePromptFiles
 from viddiff.templates import TemplateSet, load_templates
 
 PROMPT_VERSION = "viddiff-eval-3"
 """2: protocol rules in this project's words (degree is not an opposite); 3: the matching is an object keyed
 by ground-truth key (its JSON schema names the exact keys)."""
-FAMILY = "open_judge"
 
 JUDGE_SYSTEM = (
     "You grade a system that describes how two videos of the same action differ. "
@@ -76,7 +76,7 @@ BUILT_IN = {"system": JUDGE_SYSTEM, "match": MATCH_TEMPLATE, "flip": FLIP_TEMPLA
 
 def judge_templates(files: Optional[dict[str, Optional[str]]] = None) -> TemplateSet:
     """The judge templates to use: the user's files (``eval.prompt_files``) where given, else the built-in ones."""
-    return load_templates(FAMILY, files or {}, BUILT_IN)
+    return load_templates(JudgePromptFiles.FAMILY, files or {}, BUILT_IN)
 
 
 class MatchAnswer(BaseModel):

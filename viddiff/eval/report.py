@@ -1,10 +1,9 @@
 """Evaluation outputs: ``metrics.json``, a per-item CSV, ``report.md``, console tables.
 
-The per-item CSV is ``differences.csv`` for VidDiffBench and ``checklist.csv``
-for ViDiC-1K (rendered by ``vidic_report.py``). Everything needed to
-interpret or reproduce a number is written next to it (judge and flip models,
-prompt version, seed, dataset source and revision), because an open-mode
-recall without its judge is not comparable to anything.
+:func:`write_scored` is what every benchmark's report shares (the failed-samples note, atomic writes); the
+rest renders VidDiffBench's closed and open metrics (``differences.csv``). Everything needed to
+interpret or reproduce a number is written next to it (judge and flip models, prompt version, seed,
+dataset source and revision), because an open-mode recall without its judge is not comparable to anything.
 """
 
 from __future__ import annotations
@@ -20,19 +19,10 @@ from viddiff.eval.csv_cells import write_records_csv
 from viddiff.eval.open import OpenMetrics, OpenRecord
 from viddiff.eval.stats import Accuracy
 from viddiff.eval.tables import md_table, pct, text_table
-from viddiff.eval.vidic import VidicMetrics
-from viddiff.eval.vidic_report import (
-    CHECKLIST_FILE,
-    format_vidic_markdown,
-    format_vidic_table,
-    vidic_summary,
-    write_vidic_csv,
-)
 from viddiff.store import output_error, write_text_atomic
 
 BenchMetrics = Union[ClosedMetrics, OpenMetrics]
 """VidDiffBench metrics."""
-Metrics = Union[ClosedMetrics, OpenMetrics, VidicMetrics]
 
 METRICS_FILE = "metrics.json"
 DIFFERENCES_FILE = "differences.csv"
@@ -41,48 +31,46 @@ REPORT_FILE = "report.md"
 
 def write_report(
     out_dir: Path,
-    metrics: Metrics,
+    metrics: BenchMetrics,
     *,
     cfg: Config,
     dataset_source: str,
     dataset_revision: Optional[str],
     failed_samples: Sequence[str] = (),
 ) -> None:
-    """Write ``metrics.json``, the per-item CSV (see :func:`records_file`) and ``report.md`` into ``out_dir``.
+    """Write VidDiffBench's ``metrics.json``, ``differences.csv`` and ``report.md`` into ``out_dir``."""
+    make_output_dir(out_dir)
+    summary = metrics_summary(metrics, cfg=cfg, dataset_source=dataset_source, dataset_revision=dataset_revision)
+    _write_csv(Path(out_dir) / DIFFERENCES_FILE, metrics)
+    write_scored(out_dir, summary, format_markdown(metrics, summary), metrics.n_samples, failed_samples)
 
-    ``failed_samples``: samples the method never finished (their predictions are null and count wrong);
-    the report says how many.
-    """
-    out_dir = Path(out_dir)
+
+def make_output_dir(out_dir: Path) -> None:
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise output_error(out_dir, exc) from None
-    provenance = dict(cfg=cfg, dataset_source=dataset_source, dataset_revision=dataset_revision)
-    if isinstance(metrics, VidicMetrics):
-        summary = vidic_summary(metrics, **provenance)
-        write_vidic_csv(out_dir / CHECKLIST_FILE, metrics)
-        markdown = format_vidic_markdown(metrics, summary)
-    else:
-        summary = metrics_summary(metrics, **provenance)
-        _write_csv(out_dir / DIFFERENCES_FILE, metrics)
-        markdown = format_markdown(metrics, summary)
+        raise output_error(Path(out_dir), exc) from None
+
+
+def write_scored(
+    out_dir: Path, summary: dict[str, Any], markdown: str, n_samples: int, failed_samples: Sequence[str] = ()
+) -> None:
+    """Write ``metrics.json`` (``summary``) and ``report.md`` (``markdown``) atomically, for any benchmark.
+
+    ``failed_samples``: samples the method never finished (their predictions are empty and count wrong);
+    both files say how many.
+    """
     if failed_samples:
         summary["counts"]["failed_samples"] = len(failed_samples)
         summary["failed_samples"] = list(failed_samples)
         title, _, rest = markdown.partition("\n")
         note = (
-            f"**{len(failed_samples)} of {metrics.n_samples} samples failed** (see errors.json): their predictions "
+            f"**{len(failed_samples)} of {n_samples} samples failed** (see errors.json): their predictions "
             "are null and count as wrong; `--resume` retries them."
         )
         markdown = f"{title}\n\n{note}\n{rest}"
-    write_text_atomic(out_dir / METRICS_FILE, json.dumps(summary, indent=2) + "\n")
-    write_text_atomic(out_dir / REPORT_FILE, markdown)
-
-
-def records_file(metrics: Metrics) -> str:
-    """Name of the per-item CSV that :func:`write_report` writes for these metrics."""
-    return CHECKLIST_FILE if isinstance(metrics, VidicMetrics) else DIFFERENCES_FILE
+    write_text_atomic(Path(out_dir) / METRICS_FILE, json.dumps(summary, indent=2) + "\n")
+    write_text_atomic(Path(out_dir) / REPORT_FILE, markdown)
 
 
 def metrics_summary(
@@ -166,7 +154,7 @@ def _cells(metrics: BenchMetrics):
     return (_OPEN_HEAD, _open_cells) if isinstance(metrics, OpenMetrics) else (_CLOSED_HEAD, _closed_cells)
 
 
-def _split_rows(metrics: BenchMetrics) -> tuple[list[str], list[list[str]]]:
+def split_rows(metrics: BenchMetrics) -> tuple[list[str], list[list[str]]]:
     head, cells = _cells(metrics)
     rows = [[split, *cells(stats)] for split, stats in metrics.splits.items()]
     blank = [""] * len(head)
@@ -176,7 +164,7 @@ def _split_rows(metrics: BenchMetrics) -> tuple[list[str], list[list[str]]]:
     return ["split", *head], rows
 
 
-def _action_rows(metrics: BenchMetrics) -> tuple[list[str], list[list[str]]]:
+def action_rows(metrics: BenchMetrics) -> tuple[list[str], list[list[str]]]:
     head, cells = _cells(metrics)
     rows = [[r.split, r.action, r.action_name, *cells(r.stats)] for r in metrics.by_action]
     return ["split", "action", "name", *head], rows
@@ -188,7 +176,7 @@ def _difference_rows(metrics: BenchMetrics) -> tuple[list[str], list[list[str]]]
     return ["action", "key", "name", "description", *head], rows
 
 
-def _title(metrics: BenchMetrics) -> str:
+def title(metrics: BenchMetrics) -> str:
     if isinstance(metrics, OpenMetrics):
         return (
             f"Open recall@N_diff (judge {metrics.judge_model}, flip {metrics.flip_model}, "
@@ -217,13 +205,11 @@ def _notes(metrics: BenchMetrics) -> list[str]:
 # ---------------------------------------------------------------------- text tables
 
 
-def format_table(metrics: Metrics) -> str:
-    """Console summary: metrics by split with Avg, then per action (ViDiC-1K: Avg/Diff/Sim, per category)."""
-    if isinstance(metrics, VidicMetrics):
-        return format_vidic_table(metrics)
-    parts = [_title(metrics), text_table(*_split_rows(metrics)), *_notes(metrics)]
+def format_table(metrics: BenchMetrics) -> str:
+    """Console summary: metrics by split with Avg, then per action."""
+    parts = [title(metrics), text_table(*split_rows(metrics)), *_notes(metrics)]
     if metrics.by_action:
-        parts += ["", "Per action", text_table(*_action_rows(metrics))]
+        parts += ["", "Per action", text_table(*action_rows(metrics))]
     return "\n".join(parts) + "\n"
 
 
@@ -242,9 +228,9 @@ def format_markdown(metrics: BenchMetrics, summary: dict[str, Any]) -> str:
             f"- judge: {metrics.judge_model}; flip check: {metrics.flip_model}; prompt version: {metrics.prompt_version} "
             f"(templates sha256 {metrics.prompt_sha256[:12]})"
         )
-    lines += ["", f"## {_title(metrics)}", "", md_table(*_split_rows(metrics)), ""]
+    lines += ["", f"## {title(metrics)}", "", md_table(*split_rows(metrics)), ""]
     lines += [f"{note}" for note in _notes(metrics)]
-    lines += ["", "## Per action", "", md_table(*_action_rows(metrics))]
+    lines += ["", "## Per action", "", md_table(*action_rows(metrics))]
     lines += ["", "## Per difference", "", md_table(*_difference_rows(metrics))]
     if isinstance(metrics, OpenMetrics) and metrics.judge_issues:
         lines += ["", "## Judge issues", ""]

@@ -1,14 +1,14 @@
-"""``evaluate`` / ``evaluate_dataset``: one synchronous call from predictions to metrics.
+"""``evaluate``: one synchronous call from VidDiffBench predictions to metrics.
 
-For scripts and the CLI; inside an event loop await ``score_open`` or
-``score_vidic`` directly.
+For scripts and the CLI; inside an event loop await ``score_open`` directly. ``run_judged`` runs any
+judge-based scorer (a benchmark plug-in's too) from synchronous code.
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional, TypeVar, Union
+from typing import Any, Awaitable, Callable, Optional, TypeVar, Union
 
 from viddiff.backends.llm import ChatClient
 from viddiff.cache import open_cache
@@ -17,10 +17,6 @@ from viddiff.eval.closed import ClosedMetrics, score_closed
 from viddiff.eval.open import OpenMetrics, score_open
 from viddiff.eval.predictions import load_predictions
 from viddiff.schema import Mode, Sample
-
-if TYPE_CHECKING:
-    from viddiff.data.viddiffbench import Dataset
-    from viddiff.eval.vidic import VidicMetrics
 
 T = TypeVar("T")
 
@@ -65,21 +61,3 @@ def run_judged(cfg: Config, client: Optional[ChatClient], score: Callable[[ChatC
     finally:
         if cache is not None:
             cache.close()
-
-
-def evaluate_dataset(
-    dataset: "Dataset",
-    predictions: Union[str, Path, list[Any], dict[str, Any]],
-    mode: Mode,
-    cfg: Config,
-    client: Optional[ChatClient] = None,
-) -> Union[ClosedMetrics, OpenMetrics, "VidicMetrics"]:
-    """Score predictions against a loaded benchmark: VidDiffBench (closed/open) or ViDiC-1K (describe).
-
-    Describe mode takes a ViDiC-1K response file (see ``viddiff.eval.vidic_responses``).
-    """
-    if mode != "describe":
-        return evaluate(dataset.samples, predictions, mode, cfg, client)
-    from viddiff.eval.vidic import evaluate_vidic
-
-    return evaluate_vidic(dataset, predictions, cfg, client)

@@ -1,4 +1,4 @@
-"""Plain-text and Markdown tables shared by the VidDiffBench and ViDiC-1K reports."""
+"""Plain-text and Markdown tables shared by every benchmark's reports."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstr
 
 from viddiff.proposer import prompts
 from viddiff.proposer.matching import best_match, normalise
+from viddiff.dimensions import DimensionKey
 from viddiff.schema import NumFrames
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, pattern=r"\S")]
@@ -60,12 +61,12 @@ def dimension_key(raw: str, threshold: float) -> Optional[str]:
     return None if idx is None else keys[idx]
 
 
-Category = Literal["subject", "style", "background", "camera", "motion", "position", "playback"]
-"""The seven ViDiC-1K dimensions (the keys of ``prompts.DIMENSIONS``)."""
+Category = DimensionKey
+"""The seven dimensions of describe mode (``viddiff.dimensions``)."""
 
 
 class DimensionDifference(ProposedDifference):
-    """A describe-mode difference: also its ViDiC-1K dimension, scope, and the opposite phrasing."""
+    """A describe-mode difference: also its dimension, scope, and the opposite phrasing."""
 
     category: Category
     scope: Annotated[Literal["local", "global"], BeforeValidator(_folded)]

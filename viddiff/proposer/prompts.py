@@ -1,7 +1,7 @@
 """Proposer prompts (paper appendix H), written for this project.
 
 Three text-only calls: propose differences (open mode; in describe mode along
-the seven ViDiC-1K dimensions), propose sub-action stages with CLIP retrieval
+the seven dimensions of ``viddiff.dimensions``), propose sub-action stages with CLIP retrieval
 strings (optionally refined), and link each difference to the stages where it
 can be seen.
 """
@@ -17,11 +17,11 @@ DIMENSIONS: dict[str, str] = {
     "position": "where the subject is in the frame and relative to other things, and how that changes",
     "playback": "the playback technique: slow motion, fast forward, reverse, freeze frame, looping, cuts",
 }
-"""The seven ViDiC-1K dimensions (keys = ``viddiff.data.vidic.CATEGORIES``) and what each covers."""
+"""What each of the seven dimensions (``viddiff.dimensions``) covers, as the describe-mode prompt explains them."""
 
 
 def scene(action: str) -> str:
-    """Opening sentence of every proposer prompt; ViDiC-1K pairs come without an action description."""
+    """Opening sentence of every proposer prompt; description-benchmark pairs may come without an action."""
     if action.strip():
         return f'Two videos show people performing this action: "{action}".'
     return "Two videos are compared. What they show is not described here: it may be any action, event or scene."

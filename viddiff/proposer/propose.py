@@ -114,10 +114,10 @@ class Proposer:
     async def propose_dimension_differences(
         self, action: str, n: int, meter: Optional[UsageMeter]
     ) -> list[Difference]:
-        """Describe mode: ``n`` candidate differences along the seven ViDiC-1K dimensions, each with its
+        """Describe mode: ``n`` candidate differences along the seven dimensions (``viddiff.dimensions``), each with its
         category (a canonical key), scope, and the contrasting phrase the description renderer needs."""
         if n < 1:
-            raise ViddiffError(f"describe mode needs n_differences >= 1, got {n}; set vidic.n_differences")
+            raise ViddiffError(f"describe mode needs n_differences >= 1, got {n}; set proposer.describe_n_differences")
         schema = dimension_differences_answer(n, self.cfg.fuzzy_match_threshold)
         answer = await self._ask(prompts.dimension_differences(action, n), schema, meter)
         return [

@@ -17,7 +17,7 @@ from viddiff.errors import ViddiffError
 from viddiff.schema import Sample
 
 if TYPE_CHECKING:
-    from viddiff.api import PairRun
+    from viddiff.report.pages import ProcessedPair
 
 DEFAULT_VISUALS_DIR = "visuals"
 
@@ -73,7 +73,7 @@ class PairOutputs:
             visuals_dir = ensure_writable_dir(Path(visuals_flag or default).expanduser(), "--save-visuals")
         return cls(report=report_path, embed_videos=embed, visuals_dir=visuals_dir)
 
-    def write(self, run: "PairRun", cfg: Config) -> None:
+    def write(self, run: "ProcessedPair", cfg: Config) -> None:
         if self.visuals_dir is not None:
             from viddiff.visuals import save_sample_visuals
 

@@ -4,24 +4,37 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol, Sequence
 
-from viddiff.config import Config
+from viddiff.config import Config, ModelCallConfig
 from viddiff.report.build import PageContext, build_page
 from viddiff.report.render import write_page
 from viddiff.report.standins import clip_stand_in, endpoint_stand_ins, model_entries, model_roles
+from viddiff.schema import Sample, SampleResult
+from viddiff.video import VideoFrames
 
-if TYPE_CHECKING:
-    from viddiff.api import PairRun
+
+class ProcessedPair(Protocol):
+    """One processed pair: the sample, its frames as the method read them, the result
+    (``viddiff.api.PairRun``, what ``VidDiff.arun_pair`` returns)."""
+
+    sample: Sample
+    videos: tuple[VideoFrames, VideoFrames]
+    result: SampleResult
 
 
 def page_context(
-    cfg: Config, mode: str, page_dir: Path, *, scored: bool = False, embed_videos: bool = False
+    cfg: Config,
+    page_dir: Path,
+    *,
+    judges: Sequence[tuple[str, ModelCallConfig]] = (),
+    embed_videos: bool = False,
 ) -> PageContext:
-    """Models, stand-in checks (one probe per local endpoint) and settings shared by a report's pages."""
+    """Models (the method's, then the scoring ``judges``), stand-in checks (one probe per local endpoint) and
+    settings shared by a report's pages."""
     from viddiff import __version__
 
-    roles = model_roles(cfg, mode, scored=scored)
+    roles = model_roles(cfg, judges)
     environ = dict(os.environ)
     return PageContext(
         cfg=cfg,
@@ -34,8 +47,8 @@ def page_context(
     )
 
 
-def write_comparison_report(path: Path, run: "PairRun", cfg: Config, *, embed_videos: bool = False) -> Path:
+def write_comparison_report(path: Path, run: ProcessedPair, cfg: Config, *, embed_videos: bool = False) -> Path:
     """The HTML page of one comparison, at ``path`` (videos linked relative to it, or embedded)."""
     path = Path(path)
-    ctx = page_context(cfg, run.result.mode, path.parent, embed_videos=embed_videos)
+    ctx = page_context(cfg, path.parent, embed_videos=embed_videos)
     return write_page(path, build_page(run.sample, run.result, run.videos, ctx))

@@ -11,12 +11,12 @@ import logging
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
+from viddiff.benchmarks.base import Benchmark
 from viddiff.config import Config
-from viddiff.data.viddiffbench import Dataset
+from viddiff.data.dataset import Dataset
 from viddiff.errors import VideoError
 from viddiff.eval.closed import ClosedMetrics, ClosedRecord
 from viddiff.eval.open import OpenMetrics, OpenRecord
-from viddiff.eval.tables import pct
 from viddiff.report.build import build_page, cost_view
 from viddiff.report.media import safe_name
 from viddiff.report.pages import page_context
@@ -40,6 +40,7 @@ def sample_page_name(index: int, sample_key: str) -> str:
 
 def write_run_outputs(
     out_dir: Path,
+    benchmark: Benchmark,
     dataset: Dataset,
     results: dict[str, SampleResult],
     metrics: Any,
@@ -62,7 +63,7 @@ def write_run_outputs(
     ctx = None
     if report:
         report_dir.mkdir(parents=True, exist_ok=True)
-        ctx = page_context(cfg, mode, report_dir, scored=True, embed_videos=embed_videos)
+        ctx = page_context(cfg, report_dir, judges=benchmark.judge_calls(cfg, mode), embed_videos=embed_videos)
     records = _records_by_sample(metrics)
     done = [(i, s) for i, s in enumerate(dataset) if s.sample_key in results]
     env = environment()
@@ -96,8 +97,8 @@ def write_run_outputs(
         return None
     index_page = IndexPage(
         title=f"viddiff run · {dataset.benchmark} · {mode}",
-        headline=_headline(metrics),
-        tables=metric_tables(metrics),
+        headline=benchmark.headline(metrics),
+        tables=metric_tables(benchmark, metrics),
         samples=[_index_entry(i, s, results.get(s.sample_key), records, failures) for i, s in enumerate(dataset)],
         models=ctx.models,
         cost=cost_view(u for r in results.values() for u in r.usage.values()),
@@ -151,25 +152,9 @@ def _index_entry(
     )
 
 
-def _headline(metrics: Any) -> str:
-    if isinstance(metrics, ClosedMetrics):
-        return f"closed accuracy {pct(metrics.overall.accuracy)}% over {metrics.overall.n} differences (chance 50%)"
-    if isinstance(metrics, OpenMetrics):
-        return f"open recall@N_diff {pct(metrics.overall.recall)}% over {metrics.overall.n} annotated differences"
-    return f"{getattr(metrics, 'n_samples', 0)} samples scored"
-
-
-def metric_tables(metrics: Any) -> list[MetricTable]:
+def metric_tables(benchmark: Benchmark, metrics: Any) -> list[MetricTable]:
     """The run's score tables (the same rows as ``report.md``)."""
-    if isinstance(metrics, (ClosedMetrics, OpenMetrics)):
-        from viddiff.eval.report import _action_rows, _split_rows, _title
-
-        specs = [(_title(metrics), _split_rows(metrics)), ("By action", _action_rows(metrics))]
-    else:
-        from viddiff.eval.vidic_report import _subset_rows, _title as _vidic_title
-
-        specs = [(_vidic_title(metrics), _subset_rows(metrics))]
     return [
         MetricTable(title=title, header=header, rows=[MetricRow(cells=[str(c) for c in row]) for row in rows])
-        for title, (header, rows) in specs
+        for title, header, rows in benchmark.report_tables(metrics)
     ]

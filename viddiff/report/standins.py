@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 from urllib.parse import urlsplit
 
 from viddiff.config import Config, EndpointConfig, ModelCallConfig
 from viddiff.report.views import ModelEntry, StandInView
-from viddiff.testing import STAND_IN_HEADER
 
 log = logging.getLogger(__name__)
+STAND_IN_HEADER = "X-Viddiff-Stand-In"
+"""Response header the local fake server (``viddiff.testing``) sends on every answer, so reports can tell a
+scripted stand-in from a real model server on the same loopback address."""
 PROBE_TIMEOUT_S = 3.0
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
 
@@ -32,14 +34,10 @@ Probe = Callable[[str], Optional[bool]]
 """``base_url`` → True (a stand-in), False (some other server), None (no answer)."""
 
 
-def model_roles(cfg: Config, mode: str, *, scored: bool = False) -> list[tuple[str, ModelCallConfig]]:
-    """The chat models that produced (or scored) a result, by role."""
-    roles: list[tuple[str, ModelCallConfig]] = [("proposer", cfg.proposer), ("differencer", cfg.differencer)]
-    if scored and mode == "open":
-        roles += [("judge", cfg.eval.judge), ("opposite check", cfg.eval.flip)]
-    if scored and mode == "describe":
-        roles.append(("judge", cfg.vidic.judge))
-    return roles
+def model_roles(cfg: Config, judges: Sequence[tuple[str, ModelCallConfig]] = ()) -> list[tuple[str, ModelCallConfig]]:
+    """The chat models that produced a result, by role, then those that scored it (``judges``: the
+    benchmark's, see ``Benchmark.judge_calls``)."""
+    return [("proposer", cfg.proposer), ("differencer", cfg.differencer), *judges]
 
 
 def resolved_base_url(cfg: Config, call: ModelCallConfig, environ: dict[str, str]) -> str:

@@ -5,9 +5,6 @@ from pathlib import Path
 
 TINY_CLIP_MODEL = "viddiff-test-tiny-clip"
 TINY_CLIP_CONFIG = Path(__file__).with_name(f"{TINY_CLIP_MODEL}.json")
-STAND_IN_HEADER = "X-Viddiff-Stand-In"
-"""Response header the local fake server sends on every answer, so reports can tell a scripted
-stand-in from a real model server on the same loopback address (see ``viddiff.report.standins``)."""
 
 
 def offline_overrides(base_url: str, cache_path: str) -> list[str]:

@@ -43,7 +43,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 from PIL import Image
 
-from viddiff.testing import STAND_IN_HEADER
+from viddiff.report.standins import STAND_IN_HEADER
 
 FAULT_KINDS = (
     "429", "500", "timeout", "malformed", "schema", "drop", "401", "403", "404", "400", "html", "trickle"

@@ -76,7 +76,7 @@ class ScriptedModel:
             return "refine" if "Remove the strings" in text else "stages"
         if name is None:
             for marker, kind in (
-                ("<question>", "VidicJudgeAnswer"),  # first: the judged description may contain other markers
+                ("<question>", "ChecklistJudgeAnswer"),  # first: the judged description may contain other markers
                 ("ways in which the two performances could differ", "DifferencesAnswer"),
                 ("candidate differences between the two videos", "DimensionDifferencesAnswer"),
                 ("list the ids of the differences", "LinksAnswer"),
@@ -242,8 +242,8 @@ class ScriptedModel:
             results.append(int(flipped))
         return {"results": results}
 
-    def _answer_VidicJudgeAnswer(self, req: ChatRequest) -> dict:
-        """ViDiC-1K judge: "yes" iff a sentence of the description that is not a similarity statement names
+    def _answer_ChecklistJudgeAnswer(self, req: ChatRequest) -> dict:
+        """Checklist judge (description benchmarks): "yes" iff a sentence of the description that is not a similarity statement names
         at least half of the question's key words; so a difference counts only where one is stated."""
         description = re.search(r"<description>\n(.*?)\n</description>", req.text, flags=re.S).group(1)
         question = re.search(r"<question>\n(.*?)\n</question>", req.text, flags=re.S).group(1)

@@ -10,18 +10,35 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from viddiff.config import Config
 from viddiff.eval.csv_cells import write_records_csv
+from viddiff.eval.report import make_output_dir, write_scored
 from viddiff.eval.tables import md_table, pct, text_table
-from viddiff.eval.vidic import CategoryScores, VidicMetrics, VidicRecord, VidicStats, VidicSubset
+from viddiff.benchmarks.vidic.scoring import CategoryScores, VidicMetrics, VidicRecord, VidicStats, VidicSubset
 
 CHECKLIST_FILE = "checklist.csv"
 REFERENCE_NOTE = (
     "Published reference (ViDiC-1K paper, GPT-5-mini judge): Gemini-2.5-Pro Avg 69.3 (Diff 66.8, Sim 76.3); "
     "humans 94.5 Avg."
 )
+
+
+def write_vidic_report(
+    out_dir: Path,
+    metrics: VidicMetrics,
+    *,
+    cfg: Config,
+    dataset_source: str,
+    dataset_revision: Optional[str],
+    failed_samples: Sequence[str] = (),
+) -> None:
+    """Write ``metrics.json``, ``checklist.csv`` and ``report.md`` into ``out_dir``."""
+    make_output_dir(out_dir)
+    summary = vidic_summary(metrics, cfg=cfg, dataset_source=dataset_source, dataset_revision=dataset_revision)
+    write_vidic_csv(Path(out_dir) / CHECKLIST_FILE, metrics)
+    write_scored(out_dir, summary, format_vidic_markdown(metrics, summary), metrics.n_samples, failed_samples)
 
 
 def vidic_summary(
@@ -76,7 +93,7 @@ def _subset_row(label: str, s: VidicSubset) -> list[str]:
     return [label, str(s.n_samples), str(s.avg.n), pct(s.avg.accuracy), pct(s.diff.accuracy), pct(s.sim.accuracy), _ci(s.avg)]
 
 
-def _subset_rows(metrics: VidicMetrics) -> tuple[list[str], list[list[str]]]:
+def subset_rows(metrics: VidicMetrics) -> tuple[list[str], list[list[str]]]:
     rows = [_subset_row("all", metrics.overall), _subset_row("without VidDiffBench overlap", metrics.without_overlap)]
     return _SUBSET_HEAD, rows
 
@@ -89,7 +106,7 @@ def _category_rows(subset: VidicSubset) -> tuple[list[str], list[list[str]]]:
     return _CATEGORY_HEAD, [_category_row(c) for c in subset.by_category]
 
 
-def _title(metrics: VidicMetrics) -> str:
+def title(metrics: VidicMetrics) -> str:
     return f"ViDiC-1K checklist accuracy (judge {metrics.judge_model}, prompt {metrics.prompt_version})"
 
 
@@ -118,7 +135,7 @@ def _notes(metrics: VidicMetrics) -> list[str]:
 
 def format_vidic_table(metrics: VidicMetrics) -> str:
     """Console summary: Avg/Diff/Sim with and without the overlap, then per category over all pairs."""
-    parts = [_title(metrics), text_table(*_subset_rows(metrics)), *_notes(metrics)]
+    parts = [title(metrics), text_table(*subset_rows(metrics)), *_notes(metrics)]
     if metrics.overall.by_category:
         parts += ["", "Per category (all pairs)", text_table(*_category_rows(metrics.overall))]
     return "\n".join(parts) + "\n"
@@ -139,9 +156,9 @@ def format_vidic_markdown(metrics: VidicMetrics, summary: dict[str, Any]) -> str
         f"re-asks: {summary['eval_settings']['max_reasks']}",
         f"- seed: {summary['seed']}; evaluated {summary['timestamp']} with viddiff {summary['viddiff_version']}",
         "",
-        f"## {_title(metrics)}",
+        f"## {title(metrics)}",
         "",
-        md_table(*_subset_rows(metrics)),
+        md_table(*subset_rows(metrics)),
         "",
         *_notes(metrics),
         "",

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 from tqdm.auto import tqdm
@@ -34,13 +34,19 @@ from viddiff.config import Config, ModelCallConfig
 from viddiff.errors import InvalidAnswerError
 from viddiff.eval.runner import run_judged
 from viddiff.eval.stats import accuracy
-from viddiff.eval.vidic_prompts import PROMPT_VERSION, VidicJudgeAnswer, judge_prompt, vidic_templates
-from viddiff.eval.vidic_responses import Responses, load_responses
-from viddiff.schema import ChecklistItem, ChecklistKind, Sample, StageUsage
+from viddiff.benchmarks.vidic.prompts import PROMPT_VERSION, ChecklistJudgeAnswer, judge_prompt, vidic_templates
+from viddiff.benchmarks.vidic.responses import Responses, load_responses
+from viddiff.benchmarks.vidic.data import (
+    CATEGORIES,
+    CATEGORY_NAMES,
+    ChecklistItem,
+    ChecklistKind,
+    VidicDataset,
+    overlap_with_viddiffbench,
+)
+from viddiff.schema import Sample, StageUsage
 from viddiff.templates import BUILT_IN, TemplateSet
 
-if TYPE_CHECKING:
-    from viddiff.data.viddiffbench import Dataset
 
 __all__ = [
     "JUDGE_STAGE",
@@ -157,7 +163,7 @@ class VidicMetrics(BaseModel):
 
 
 def evaluate_vidic(
-    dataset: "Dataset",
+    dataset: VidicDataset,
     predictions: Union[str, Path, list[Any], dict[str, Any]],
     cfg: Config,
     client: Optional[ChatClient] = None,
@@ -167,15 +173,13 @@ def evaluate_vidic(
     return run_judged(cfg, client, lambda judge: score_vidic(dataset, responses, judge, cfg))
 
 
-async def score_vidic(dataset: "Dataset", responses: Responses, client: ChatClient, cfg: Config) -> VidicMetrics:
+async def score_vidic(dataset: VidicDataset, responses: Responses, client: ChatClient, cfg: Config) -> VidicMetrics:
     """Judge every checklist item of ``dataset`` against its pair's response and aggregate the scores.
 
     Judge calls go through a client derived from ``client`` (same endpoints and
     cache, ``eval.max_reasks`` re-asks); their usage is also recorded on
     ``client.usage``.
     """
-    from viddiff.data.vidic import CATEGORIES, CATEGORY_NAMES, overlap_with_viddiffbench  # ViDiC-only dependency
-
     judge = ChatClient(
         client.endpoints.model_copy(update={"max_reasks": cfg.eval.max_reasks}),
         cache=client.cache,
@@ -223,7 +227,7 @@ async def score_vidic(dataset: "Dataset", responses: Responses, client: ChatClie
     )
 
 
-Outcome = Union[VidicJudgeAnswer, str, None]
+Outcome = Union[ChecklistJudgeAnswer, str, None]
 """The judge's answer, the problem text of a failed judgement, or ``None`` (empty response, not judged)."""
 
 
@@ -246,7 +250,7 @@ class _ItemJudge:
         prompt = judge_prompt(text, item.question, item.kind, self.templates)
         messages = [system_message(self.system), user_message(prompt)]
         try:
-            return await self.client.complete_json(self.call, messages, VidicJudgeAnswer, stage=JUDGE_STAGE, meter=self.meter)
+            return await self.client.complete_json(self.call, messages, ChecklistJudgeAnswer, stage=JUDGE_STAGE, meter=self.meter)
         except InvalidAnswerError as exc:
             return f"{exc}; counted wrong"
         finally:

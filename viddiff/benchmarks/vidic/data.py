@@ -30,31 +30,49 @@ import json
 import logging
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, NoReturn, Optional, Sequence
 
-from viddiff.config import DataConfig, VidicConfig
+from pydantic import BaseModel, ConfigDict
+
+from viddiff.config import DataConfig, ProposerConfig, VidicConfig
+from viddiff.data.dataset import Dataset
 from viddiff.data.hub import hub_endpoint
 from viddiff.data.safety import VideoPaths, check_text_size, hf_storage_folder
-from viddiff.data.synthetic_vidic import write_synthetic_vidic
-from viddiff.data.viddiffbench import Dataset, read_rows, select_samples
+from viddiff.data.viddiffbench import read_rows, select_samples
+from viddiff.dimensions import DIMENSION_NAMES, DIMENSIONS
 from viddiff.errors import DatasetError
-from viddiff.schema import ChecklistItem, ChecklistKind, Sample, VideoRef
+from viddiff.schema import Sample, VideoRef
 
 logger = logging.getLogger(__name__)
 
-CATEGORIES: tuple[str, ...] = ("subject", "style", "background", "camera", "motion", "position", "playback")
-"""Canonical category keys, in the order the paper reports them."""
-CATEGORY_NAMES: dict[str, str] = {
-    "subject": "subject",
-    "style": "style",
-    "background": "background",
-    "camera": "camera",
-    "motion": "motion",
-    "position": "position",
-    "playback": "playback technique",
-}
+CATEGORIES = DIMENSIONS
+"""Canonical category keys, in the order the paper reports them: describe mode's dimensions."""
+CATEGORY_NAMES = DIMENSION_NAMES
 """Display names of the canonical keys, as the dataset and the paper spell them."""
+ChecklistKind = Literal["similarity", "difference"]
+
+
+class ChecklistItem(BaseModel):
+    """One ViDiC-1K yes/no question about a pair, judged against a generated description."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str
+    kind: ChecklistKind
+    category: str
+    """One of :data:`CATEGORIES`."""
+    question: str
+    correct_answer: Literal["yes", "no"]
+
+
+@dataclass(frozen=True)
+class VidicDataset(Dataset):
+    """The selected pairs plus each pair's yes/no checklist."""
+
+    checklists: dict[str, list[ChecklistItem]] = field(default_factory=dict)
+    benchmark: str = "vidic"
 _CATEGORY_ALIASES: dict[str, str] = {
     **{key: key for key in CATEGORIES},
     "subjects": "subject",
@@ -291,8 +309,8 @@ def source_of(item: dict[str, Any], paths: Sequence[str]) -> str:
     relative path has a ``VidDiffBench`` directory -> ``viddiffbench``;
     no information -> ``vidic``.
     """
-    for field in _SOURCE_FIELDS:
-        value = item.get(field)
+    for name in _SOURCE_FIELDS:
+        value = item.get(name)
         if isinstance(value, str) and value.strip():
             return VIDDIFFBENCH_SOURCE if is_viddiffbench_name(value) else value.strip()
     folders = [
@@ -418,8 +436,13 @@ def _fetch_videos(samples: Sequence[Sample], snapshot: Path, data: DataConfig, v
 
 
 def load_vidic(
-    data: DataConfig, vidic: VidicConfig, splits: Optional[Sequence[str]] = None, *, fetch_videos: bool = True
-) -> Dataset:
+    data: DataConfig,
+    vidic: VidicConfig,
+    splits: Optional[Sequence[str]] = None,
+    *,
+    fetch_videos: bool = True,
+    default_n_differences: int = ProposerConfig().describe_n_differences,
+) -> VidicDataset:
     """Load ViDiC-1K from the HF hub (``data.dataset == "hf"``) or a local directory / checklist file.
 
     Relative video paths resolve against ``data.video_root`` when set, else
@@ -428,7 +451,8 @@ def load_vidic(
     ``vidic``, so ``data.subset_per_action`` N also keeps the first N. From
     the hub, the selected pairs' videos are downloaded unless
     ``fetch_videos`` is false (scoring text needs no videos) or
-    ``data.video_root`` points elsewhere.
+    ``data.video_root`` points elsewhere. Each pair asks describe mode for ``vidic.n_differences``
+    candidate differences, else ``default_n_differences`` (``proposer.describe_n_differences``).
     """
     if splits:
         raise DatasetError(
@@ -453,12 +477,13 @@ def load_vidic(
     root = Path(data.video_root).expanduser().absolute() if data.video_root else default_root
     own_folder = hf_storage_folder(default_root) if data.dataset == "hf" else default_root
     paths = VideoPaths.under(root, own_folder, allow_outside=data.allow_paths_outside_root)
+    n_differences = vidic.n_differences or default_n_differences
     samples: list[Sample] = []
     checklists: dict[str, list[ChecklistItem]] = {}
     for index, item in enumerate(read_rows(file)):
         try:
             sample, checklist = parse_item(
-                item, index, root, vidic.n_differences, paths=paths, max_text_chars=data.max_text_chars
+                item, index, root, n_differences, paths=paths, max_text_chars=data.max_text_chars
             )
         except DatasetError as exc:
             raise DatasetError(f"{file}: {exc}") from None
@@ -474,13 +499,8 @@ def load_vidic(
         _fetch_videos(selected, root, data, vidic)
     n_questions = sum(len(checklists[s.sample_key]) for s in selected)
     logger.info("ViDiC-1K: %d pairs, %d checklist questions from %s", len(selected), n_questions, source)
-    return Dataset(
-        selected,
-        source,
-        revision,
-        root,
-        checklists={s.sample_key: checklists[s.sample_key] for s in selected},
-        benchmark="vidic",
+    return VidicDataset(
+        selected, source, revision, root, checklists={s.sample_key: checklists[s.sample_key] for s in selected}
     )
 
 
@@ -493,5 +513,4 @@ __all__ = [
     "overlap_with_viddiffbench",
     "parse_item",
     "source_of",
-    "write_synthetic_vidic",
 ]

@@ -1,7 +1,7 @@
-"""Write small synthetic videos with PyAV, for tests, demos and benchmarks.
+"""Write videos from frames with PyAV (H.264, VP9, AV1, ...; display rotation and timestamps as asked).
 
-Lives in the package (not under ``tests/``) so the synthetic-dataset generator
-and the bench scripts can share one encoder path.
+The synthetic benchmarks, the LMM baseline's video input, the tests and the bench scripts share this one
+encoder path.
 """
 
 from __future__ import annotations

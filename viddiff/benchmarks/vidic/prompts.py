@@ -21,11 +21,11 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from viddiff.schema import ChecklistKind
+from viddiff.benchmarks.vidic.data import ChecklistKind
+from viddiff.config import VidicPromptFiles
 from viddiff.templates import TemplateSet, load_templates
 
 PROMPT_VERSION = "vidic-judge-2"
-FAMILY = "vidic_judge"
 
 JUDGE_SYSTEM = (
     "You grade written comparisons of two videos. You have not seen the videos and must not guess what they "
@@ -68,10 +68,10 @@ BUILT_IN = {"system": JUDGE_SYSTEM, "judge": JUDGE_TEMPLATE}
 
 def vidic_templates(files: Optional[dict[str, Optional[str]]] = None) -> TemplateSet:
     """The judge templates to use: the user's files (``vidic.prompt_files``) where given, else the built-in ones."""
-    return load_templates(FAMILY, files or {}, BUILT_IN)
+    return load_templates(VidicPromptFiles.FAMILY, files or {}, BUILT_IN)
 
 
-class VidicJudgeAnswer(BaseModel):
+class ChecklistJudgeAnswer(BaseModel):
     """The judge's verdict on one checklist question; case and surrounding spaces of ``answer`` are forgiven."""
 
     model_config = ConfigDict(extra="forbid")

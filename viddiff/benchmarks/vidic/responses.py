@@ -25,7 +25,7 @@ from viddiff.errors import PredictionFormatError
 from viddiff.eval.predictions import _read_json
 
 if TYPE_CHECKING:
-    from viddiff.data.viddiffbench import Dataset
+    from viddiff.data.dataset import Dataset
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,91 @@
+"""Benchmarks as plug-ins: a registry of :class:`~viddiff.benchmarks.base.Benchmark` objects by name.
+
+``viddiff run/eval/baseline/audit/ablate/data --benchmark NAME`` and ``data.benchmark`` look the benchmark
+up here; every step that depends on the benchmark (loading, checking, synthetic fixtures, the predictions
+file, scoring, reports) is one of its methods. Built-in benchmarks are imported on first use; plug-ins
+outside the package register themselves either with :func:`register` or through an entry point in the
+group ``viddiff.benchmarks`` (``name = "package.module:OBJECT"``), so the command line knows them too.
+See docs/extending.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+from typing import Any, Optional, Sequence
+
+from pydantic import BaseModel
+
+from viddiff.benchmarks.base import Benchmark
+from viddiff.config import Config
+from viddiff.data.dataset import Dataset
+from viddiff.errors import ConfigError
+from viddiff.schema import Mode
+
+ENTRY_POINT_GROUP = "viddiff.benchmarks"
+_BUILT_IN = {
+    "viddiffbench": "viddiff.benchmarks.viddiffbench:VIDDIFFBENCH",
+    "vidic": "viddiff.benchmarks.vidic:VIDIC",
+}
+"""Built-in benchmarks: name → ``module:object``, imported on first use so ``viddiff --help`` stays fast."""
+_registered: dict[str, Benchmark] = {}
+
+
+def register(benchmark: Benchmark) -> Benchmark:
+    """Make ``benchmark`` available under ``benchmark.name`` (for plug-ins that are imported, not installed)."""
+    name = benchmark.name
+    if name in _BUILT_IN or (name in _registered and _registered[name] is not benchmark):
+        raise ConfigError(f"a benchmark named {name!r} is already registered")
+    _registered[name] = benchmark
+    return benchmark
+
+
+def names() -> list[str]:
+    """Every benchmark name: the built-in ones, the registered ones, then installed plug-ins."""
+    found = [*_BUILT_IN, *_registered]
+    found += [ep.name for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in found]
+    return found
+
+
+def get(name: str) -> Benchmark:
+    """The benchmark called ``name``; an unknown name is a ``ConfigError`` listing the known ones."""
+    if name in _registered:
+        return _registered[name]
+    if name in _BUILT_IN:
+        module, attr = _BUILT_IN[name].split(":")
+        return getattr(importlib.import_module(module), attr)
+    for ep in entry_points(group=ENTRY_POINT_GROUP, name=name):
+        benchmark = ep.load()
+        if not isinstance(benchmark, Benchmark):
+            raise ConfigError(f"entry point {ep.value!r} ({ENTRY_POINT_GROUP}: {name}) is not a Benchmark")
+        return benchmark
+    raise ConfigError(f"unknown benchmark {name!r} (data.benchmark / --benchmark); choose one of {', '.join(names())}")
+
+
+def of(cfg: Config) -> Benchmark:
+    """The benchmark ``cfg.data.benchmark`` names."""
+    return get(cfg.data.benchmark)
+
+
+def load_benchmark(cfg: Config, splits: Optional[Sequence[str]] = None, *, fetch_videos: bool = True) -> Dataset:
+    """The dataset of ``cfg.data.benchmark``, filtered like every command filters it.
+
+    ``fetch_videos=False`` when only the annotations are needed (scoring): a benchmark that downloads
+    videos on demand then skips them.
+    """
+    return of(cfg).load(cfg, splits, fetch_videos=fetch_videos)
+
+
+def resolve_mode(cfg: Config, mode: Optional[str]) -> Mode:
+    """The task mode to run or score on ``cfg.data.benchmark`` (its only one when none is given)."""
+    return of(cfg).resolve_mode(mode)
+
+
+def evaluate_dataset(
+    dataset: Dataset, predictions: Any, mode: Mode, cfg: Config, client: Optional[Any] = None
+) -> BaseModel:
+    """Score predictions (a file or the parsed object) against a loaded benchmark selection."""
+    return get(dataset.benchmark).score(dataset, predictions, mode, cfg, client)
+
+
+__all__ = ["Benchmark", "evaluate_dataset", "get", "load_benchmark", "names", "of", "register", "resolve_mode"]

@@ -1,0 +1,128 @@
+"""What a benchmark plug-in is: one object that loads, checks, fakes, formats, scores and reports its data.
+
+Everything the commands do that depends on which benchmark is meant goes through these methods, so a new
+benchmark is one module (a :class:`Benchmark` subclass registered in ``viddiff.benchmarks``) and no edit
+anywhere else. The methods (VidDiff, the LMM baselines) only ever see ``Sample`` models and a mode, and
+produce ``SampleResult`` models; how those become a predictions file and a score is the benchmark's job.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Optional, Sequence
+
+from pydantic import BaseModel
+
+from viddiff.config import Config, ModelCallConfig
+from viddiff.data.dataset import Dataset
+from viddiff.errors import ConfigError, ViddiffError
+from viddiff.schema import Mode, Sample, SampleResult
+
+if TYPE_CHECKING:
+    from viddiff.backends.llm import ChatClient
+
+Table = tuple[str, list[str], list[list[str]]]
+"""A score table: title, header, rows (as ``report.md`` and the HTML index show them)."""
+
+
+class Benchmark(ABC):
+    """A benchmark: its data, its task modes, its prediction format and its scorer."""
+
+    name: ClassVar[str]
+    """Registry name (``--benchmark NAME``, ``data.benchmark``)."""
+    title: ClassVar[str]
+    """Display name."""
+    modes: ClassVar[tuple[Mode, ...]]
+    """The task modes it scores, the default first."""
+    has_splits: ClassVar[bool] = True
+    """Whether ``--split`` selects samples."""
+    records_file: ClassVar[str]
+    """The per-item CSV its report writes next to ``metrics.json``."""
+    predictions_help: ClassVar[str]
+    """What a predictions file looks like (``viddiff eval --help``)."""
+
+    # ------------------------------------------------------------------ selection
+
+    def resolve_mode(self, mode: Optional[str]) -> Mode:
+        """The mode to run or score: the one given, if this benchmark has it; without one, its only mode."""
+        if mode is None and len(self.modes) == 1:
+            return self.modes[0]
+        if mode in self.modes:
+            return mode  # type: ignore[return-value]
+        choices = " or ".join(f"--mode {m}" for m in self.modes)
+        raise ConfigError(f"{self.title} needs {choices} (got {f'--mode {mode}' if mode else 'none'})")
+
+    def output_stem(self, splits: Optional[Sequence[str]]) -> str:
+        """Default results-directory stem for a selection."""
+        if not self.has_splits:
+            return self.name
+        return "-".join(splits) if splits else "all"
+
+    # ------------------------------------------------------------------ data
+
+    @abstractmethod
+    def load(self, cfg: Config, splits: Optional[Sequence[str]] = None, *, fetch_videos: bool = True) -> Dataset:
+        """The selected samples. ``fetch_videos=False`` when only the annotations are needed (scoring)."""
+
+    def video_advice(self, sample: Sample, dataset: Dataset, cfg: Config) -> str:
+        """How to obtain a video of ``sample`` that is missing or unreadable (``viddiff data check``)."""
+        return "place the video at the path shown, or set data.video_root to the directory that holds the videos"
+
+    def check_notes(self, dataset: Dataset) -> list[str]:
+        """Extra lines ``viddiff data check`` prints about the dataset."""
+        return []
+
+    def download(self, cfg: Config, splits: Optional[Sequence[str]], domains: Sequence[str], keep_archives: bool) -> int:
+        """``viddiff data download``: fetch what can be fetched, say how to get the rest; the exit code."""
+        raise ViddiffError(f"{self.title} has no video download; `viddiff data check` says where its videos go")
+
+    @abstractmethod
+    def write_synthetic(self, out: Path, pairs: int, seed: int) -> list[str]:
+        """Write a synthetic fixture in this benchmark's format under ``out``, read it back with the real
+        loader, and return the lines that summarise it."""
+
+    # ------------------------------------------------------------------ predictions and scores
+
+    @abstractmethod
+    def predictions(
+        self, dataset: Dataset, results: dict[str, SampleResult], mode: Mode, failed: frozenset[str]
+    ) -> Any:
+        """The predictions file (JSON-serialisable) for a run's results, in dataset order; ``failed`` samples
+        have no result and must score as wrong."""
+
+    @abstractmethod
+    def score(
+        self, dataset: Dataset, predictions: Any, mode: Mode, cfg: Config, client: Optional["ChatClient"] = None
+    ) -> BaseModel:
+        """Validate ``predictions`` (a path or the parsed object) and score them. A judge, where the
+        protocol has one, uses ``client`` (else one built from ``cfg``)."""
+
+    @abstractmethod
+    def write_report(
+        self,
+        out_dir: Path,
+        metrics: BaseModel,
+        *,
+        cfg: Config,
+        dataset_source: str,
+        dataset_revision: Optional[str],
+        failed_samples: Sequence[str] = (),
+    ) -> None:
+        """Write ``metrics.json``, :attr:`records_file` and ``report.md`` into ``out_dir``."""
+
+    @abstractmethod
+    def format_table(self, metrics: BaseModel) -> str:
+        """The console summary of a score."""
+
+    def report_tables(self, metrics: BaseModel) -> list[Table]:
+        """The score tables of the HTML report's index page."""
+        return []
+
+    def headline(self, metrics: BaseModel) -> str:
+        """One line summarising the score (HTML report)."""
+        return f"{getattr(metrics, 'n_samples', 0)} samples scored"
+
+    def judge_calls(self, cfg: Config, mode: Mode) -> list[tuple[str, ModelCallConfig]]:
+        """The chat models that score ``mode`` (role, call), so reports can name them."""
+        return []

@@ -1,0 +1,76 @@
+"""``viddiff compare``: two of the user's videos, closed / open / describe, with optional report and figures."""
+
+from __future__ import annotations
+
+import argparse
+
+from viddiff.api import ComparisonResult, run_once, build_describe_sample, build_sample, to_comparison
+from viddiff.config import config_from_args
+from viddiff.errors import ViddiffError
+from viddiff.report.compare import PairOutputs
+from viddiff.schema import Mode, StageUsage
+
+
+def check_compare_flags(args: argparse.Namespace) -> None:
+    """The command line's own words for the mistakes ``build_sample`` would report in Python terms."""
+    if args.n_differences is not None and args.n_differences < 1:
+        raise ViddiffError(f"--n-differences must be at least 1, got {args.n_differences}")
+    if args.describe:
+        return
+    if not (args.action or "").strip():
+        raise ViddiffError("--action is required: say what the videos show, e.g. --action 'barbell back squat'")
+    if args.difference and args.n_differences is not None:
+        raise ViddiffError("give --difference (closed mode) or --n-differences (open mode), not both")
+    if not args.difference and args.n_differences is None:
+        raise ViddiffError(
+            "give --difference TEXT to check a statement (closed mode, repeatable) "
+            "or --n-differences N to have differences proposed (open mode)"
+        )
+
+
+def cli_compare(args: argparse.Namespace) -> int:
+    check_compare_flags(args)
+    cfg = config_from_args(args)
+    if args.describe:
+        if args.difference:
+            raise ViddiffError("--describe proposes its own differences; drop --difference")
+        n = cfg.proposer.describe_n_differences if args.n_differences is None else args.n_differences
+        sample = build_describe_sample(args.video_a, args.video_b, args.action or "", n, fps_original=args.fps_original)
+        mode: Mode = "describe"
+    else:
+        sample, mode = build_sample(
+            args.video_a, args.video_b, args.action or "", differences=args.difference or None,
+            n_differences=args.n_differences, fps_original=args.fps_original,
+        )
+    outputs = PairOutputs.from_args(args, cfg, sample)  # checked before any model call
+    run = run_once(cfg, lambda vd: vd.arun_pair(sample, mode, fps=args.fps))
+    result = to_comparison(run.result, sample.action_description)
+    outputs.write(run, cfg)
+    if args.json:
+        print(result.model_dump_json(indent=2))
+    else:
+        print(result.description if mode == "describe" else format_comparison(result))
+    return 0
+
+
+def format_comparison(result: ComparisonResult) -> str:
+    """Human-readable table of a comparison for the terminal."""
+    names = {"a": "A", "b": "B", "c": "similar", None: "invalid"}
+    lines = [f"Action: {result.action}  ({result.mode} mode)", ""]
+    width = max([len(d.description) for d in result.differences] + [10])
+    lines.append(f"{'difference'.ljust(width)}  more true of  keyframes A (s) / B (s)")
+    for d in result.differences:
+        times = f"{_fmt_times(d.times_a)} / {_fmt_times(d.times_b)}"
+        lines.append(f"{d.description.ljust(width)}  {names[d.prediction]:<12}  {times}")
+    for note in result.notes:
+        lines.append(f"note: {note}")
+    total = StageUsage()
+    for usage in result.usage.values():
+        total = total.add(usage)
+    cost = "unknown" if total.cost_usd is None else f"${total.cost_usd:.4f}"
+    lines.append(f"\n{total.calls} model calls ({total.cache_hits} cached), {total.images} images, est. cost {cost}")
+    return "\n".join(lines)
+
+
+def _fmt_times(times: list[float]) -> str:
+    return ",".join(f"{t:.2f}" for t in times) or "-"
