@@ -25,6 +25,7 @@ from viddiff.config import LOCALIZER_METHODS, Config, config_from_args, resolve_
 from viddiff.errors import ViddiffError
 from viddiff.eval.tables import md_table, pct, text_table
 from viddiff.schema import Sample
+from viddiff.shared_models import check_shared_cache, shared_models
 from viddiff.store import write_json_atomic, write_text_atomic
 
 ABLATION_JSON = "ablation.json"
@@ -86,22 +87,7 @@ def check_ablatable(cfg: Config) -> None:
     """Only VidDiffBench has the keyframe annotations and a/b labels the ablation is defined on."""
     if cfg.data.benchmark != "viddiffbench":
         raise ViddiffError("viddiff ablate runs on VidDiffBench (the paper's ablation); ViDiC-1K has no keyframes")
-    check_shared_cache(cfg)
-
-
-def check_shared_cache(cfg: Config) -> None:
-    """The variants must see the same proposals, which only the cache guarantees (proposals are sampled)."""
-    if not cfg.cache.enabled:
-        raise ViddiffError(
-            "viddiff ablate shares the proposals and differencer answers between variants through the cache; "
-            "remove cache.enabled=false"
-        )
-    sampled = any(t is None or t > 0 for t in (cfg.proposer.temperature, cfg.differencer.temperature))
-    if sampled and not cfg.cache.cache_nonzero_temperature:
-        raise ViddiffError(
-            "with proposer/differencer temperature > 0, viddiff ablate needs cache.cache_nonzero_temperature=true, "
-            "or each variant would get its own, differently sampled proposals"
-        )
+    check_shared_cache(cfg, "viddiff ablate")
 
 
 def annotated_count(samples: list[Sample], split: str) -> int:
@@ -126,25 +112,13 @@ def run_ablation(
 ) -> list[AblationRow]:
     """Run every variant into ``output_dir/<method>/`` and collect the table (also written as JSON/Markdown)."""
     from viddiff.api import VidDiff
-    from viddiff.backends.clip import ClipEmbedder
-    from viddiff.cache import open_cache
     from viddiff.data import load_benchmark
     from viddiff.pipeline import run_benchmark
 
     check_ablatable(cfg)
     dataset = load_benchmark(cfg, splits=splits)
-    cache = open_cache(cfg.cache)
-    embedder = ClipEmbedder(cfg.localizer.clip, cache)  # loads its model on first use, then serves every variant
-
-    class SharedModels(VidDiff):
-        """VidDiff on the ablation's one cache and CLIP embedder."""
-
-        def __init__(self, config: Config):
-            super().__init__(config, cache=cache, embedder=embedder)
-
-    SharedModels.__name__ = VidDiff.__name__  # run.json names the method, not this wrapper
     rows: list[AblationRow] = []
-    try:
+    with shared_models(cfg, VidDiff) as method_factory:
         for variant in variants:
             variant_cfg = cfg.with_overrides([f"localizer.method={variant.method}"])
             outcome = run_benchmark(
@@ -153,7 +127,7 @@ def run_ablation(
                 splits=splits,
                 output_dir=output_dir / variant.method,
                 resume=resume,
-                method_factory=SharedModels,
+                method_factory=method_factory,
             )
             for split, acc in outcome.metrics["splits"].items():
                 rows.append(
@@ -173,9 +147,6 @@ def run_ablation(
                         output_dir=outcome.output_dir,
                     )
                 )
-    finally:
-        if cache is not None:
-            cache.close()
     write_json_atomic(
         output_dir / ABLATION_JSON,
         {"dataset": dataset.source, "splits": splits, "rows": [r.model_dump(mode="json") for r in rows]},

@@ -154,6 +154,7 @@ def run_benchmark(
     method_factory=VidDiff,
     report: bool = False,
     report_embed_videos: bool = False,
+    dataset: Optional[Dataset] = None,
 ) -> RunOutcome:
     """Run a method (VidDiff by default; or e.g. ``LMMBaseline``) over a dataset selection and score it.
 
@@ -161,8 +162,11 @@ def run_benchmark(
     recorded and retried by ``--resume``; errors that every sample would hit stop the run at once.
     ``report`` writes ``report/`` (HTML, see ``viddiff.report.run``); ``run.save_visuals`` writes ``visuals/``.
     Both are drawn at the end from every finished sample, so a resumed run gets them for all its samples.
+    ``dataset``: samples already loaded (or derived from the selection, as ``viddiff audit`` does) instead of
+    loading ``cfg``'s selection.
     """
-    dataset = load_benchmark(cfg, splits=splits)
+    if dataset is None:
+        dataset = load_benchmark(cfg, splits=splits)
     out_dir = prepare_output_dir(output_dir)
     with OutputDirLock(out_dir):
         return _run_locked(cfg, dataset, mode, splits, out_dir, resume, method_factory, report, report_embed_videos)

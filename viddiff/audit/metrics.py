@@ -7,22 +7,26 @@ Why these numbers: accuracy alone hides answer bias. A method that always says
 ``a`` scores the ground truth's share of ``a``; a swap of the videos exposes it
 (its answers never flip), and two identical videos expose invented differences
 (a method that sees none should answer ``c``).
+
+No valid answer (``None``: invalid, or the sample failed) never makes a method look better: it counts as
+wrong in the accuracies and as "did not flip" in the swap-flip rate; the same-video decisive rate, where
+lower is better, leaves it out of ``n``, and :class:`Unanswered` counts it in every variant.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict
-from scipy.stats import binomtest
+from scipy.stats import beta
 
 from viddiff.eval.groups import group_by, key_order, natural_order, split_order
 
 Answer = Optional[Literal["a", "b", "c"]]
 """A verdict; ``None`` = no valid answer (invalid, or the sample failed) — never a decision."""
 _FLIP = {"a": "b", "b": "a"}
-_Z95 = 1.959963984540054
+_ALPHA = 0.05
+"""Two-sided: 95% intervals."""
 
 
 class AuditRecord(BaseModel):
@@ -61,6 +65,16 @@ class Rate(BaseModel):
     ci_high: Optional[float]
 
 
+class Unanswered(BaseModel):
+    """Statements without a valid answer in each variant (invalid answers, failed samples)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    original: int
+    swapped: int
+    same: int
+
+
 class AuditStats(BaseModel):
     """The audit numbers for one group of records (a split, an action, a difference, or all)."""
 
@@ -71,12 +85,16 @@ class AuditStats(BaseModel):
     """Among statements answered ``a``/``b`` in the original order, the share whose answer flips when the
     videos are swapped (1.0 = consistent; a position-biased method scores near 0)."""
     same_video_decisive_rate: Rate
-    """Among statements asked about two identical videos, the share answered ``a``/``b`` instead of ``c``
-    (0.0 = no invented differences)."""
+    """Among statements answered about two identical videos, the share answered ``a``/``b`` instead of ``c``
+    (0.0 = no invented differences; 1.0 by construction for a method that may only answer ``a``/``b``)."""
+    same_video_a_share: Rate
+    """Share of ``a`` among the ``a``/``b`` answers about identical videos: with nothing to tell the videos
+    apart, an unbiased method splits evenly (the paper's same-video check), a position-biased one does not."""
     a_share: Rate
     """Share of ``a`` among the ``a``/``b`` answers in the original order."""
     gt_a_share: Optional[float]
-    """Share of ``a`` in the ground truth of the same statements (``None`` without labels)."""
+    """Share of ``a`` in the ground truth of the same statements, those labelled and answered ``a``/``b``
+    (``None`` without labels)."""
     a_share_diff: Rate
     """``a_share - gt_a_share`` (0 = balanced, ±1 = answer bias); the interval is ``a_share``'s, shifted,
     since the ground truth is fixed and only the answers vary."""
@@ -84,10 +102,11 @@ class AuditStats(BaseModel):
     accuracy_swapped: Rate
     """Accuracy with A and B swapped, against the flipped ground truth."""
     accuracy_debiased: Rate
-    """Mean of the two accuracies (order-debiased); interval from the per-statement scores 0, ½, 1."""
+    """Mean of the two accuracies (order-debiased): the mean of per-statement scores 0, ½, 1."""
     pair_accuracy: Rate
     """Share of statements answered correctly in both orders (a guesser scores ~25%, a position-biased
     method ~0)."""
+    unanswered: Unanswered
 
 
 class GroupStats(BaseModel):
@@ -114,43 +133,49 @@ class AuditMetrics(BaseModel):
     records: list[AuditRecord]
 
 
-def proportion(count: int, n: int) -> Rate:
-    """``count / n`` with the exact (Clopper-Pearson) 95% interval."""
+def proportion(count: float, n: int) -> Rate:
+    """``count / n`` with the exact (Clopper-Pearson) 95% interval.
+
+    ``count`` may be fractional (a sum of per-statement scores in [0, 1]); the same beta quantiles then
+    give the interval, which is conservative there: a score in [0, 1] with mean ``p`` varies no more than
+    a 0/1 outcome with mean ``p``.
+    """
     if n == 0:
         return Rate(n=0, count=0, value=None, ci_low=None, ci_high=None)
-    ci = binomtest(count, n).proportion_ci(confidence_level=0.95, method="exact")
-    return Rate(n=n, count=count, value=count / n, ci_low=float(ci.low), ci_high=float(ci.high))
-
-
-def mean_score(scores: list[float]) -> Rate:
-    """Mean of per-statement scores in [0, 1] with a normal-approximation 95% interval, clipped to [0, 1]."""
-    n = len(scores)
-    if n == 0:
-        return Rate(n=0, count=0, value=None, ci_low=None, ci_high=None)
-    mean = sum(scores) / n
-    var = sum((s - mean) ** 2 for s in scores) / (n - 1) if n > 1 else 0.0
-    half = _Z95 * math.sqrt(var / n)
-    return Rate(n=n, count=sum(scores), value=mean, ci_low=max(0.0, mean - half), ci_high=min(1.0, mean + half))
+    if not 0 <= count <= n:
+        raise ValueError(f"need 0 <= count <= n, got count={count}, n={n}")
+    low = float(beta.ppf(_ALPHA / 2, count, n - count + 1)) if count > 0 else 0.0
+    high = float(beta.ppf(1 - _ALPHA / 2, count + 1, n - count)) if count < n else 1.0
+    return Rate(n=n, count=count, value=count / n, ci_low=low, ci_high=high)
 
 
 def audit_stats(records: list[AuditRecord]) -> AuditStats:
     decided = [r for r in records if r.original in ("a", "b")]
     labelled = [r for r in records if r.labelled]
+    same_answered = [r for r in records if r.same is not None]
+    same_decided = [r for r in same_answered if r.same in ("a", "b")]
     right_original = [r.original == r.gt for r in labelled]
     right_swapped = [r.swapped == _FLIP[r.gt] for r in labelled]  # type: ignore[index]
     a_share = proportion(sum(r.original == "a" for r in decided), len(decided))
-    gt_a_share = sum(r.gt == "a" for r in labelled) / len(labelled) if labelled else None
+    decided_labelled = [r for r in decided if r.labelled]
+    gt_a_share = sum(r.gt == "a" for r in decided_labelled) / len(decided_labelled) if decided_labelled else None
     return AuditStats(
         n_differences=len(records),
         swap_flip_rate=proportion(sum(r.swapped == _FLIP[r.original] for r in decided), len(decided)),  # type: ignore[index]
-        same_video_decisive_rate=proportion(sum(r.same in ("a", "b") for r in records), len(records)),
+        same_video_decisive_rate=proportion(len(same_decided), len(same_answered)),
+        same_video_a_share=proportion(sum(r.same == "a" for r in same_decided), len(same_decided)),
         a_share=a_share,
         gt_a_share=gt_a_share,
         a_share_diff=_shifted(a_share, gt_a_share),
         accuracy_original=proportion(sum(right_original), len(labelled)),
         accuracy_swapped=proportion(sum(right_swapped), len(labelled)),
-        accuracy_debiased=mean_score([(o + s) / 2 for o, s in zip(right_original, right_swapped)]),
+        accuracy_debiased=proportion(sum((o + s) / 2 for o, s in zip(right_original, right_swapped)), len(labelled)),
         pair_accuracy=proportion(sum(o and s for o, s in zip(right_original, right_swapped)), len(labelled)),
+        unanswered=Unanswered(
+            original=sum(r.original is None for r in records),
+            swapped=sum(r.swapped is None for r in records),
+            same=sum(r.same is None for r in records),
+        ),
     )
 
 
@@ -209,4 +234,3 @@ def worst_first(rows: list[GroupStats]) -> list[GroupStats]:
 
 def _or_last(value: Optional[float]) -> tuple[int, float]:
     return (1, 0.0) if value is None else (0, value)
-
