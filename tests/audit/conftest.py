@@ -25,7 +25,9 @@ def audit(synth_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> C
     random CLIP, the cache in this test's tmp dir (``cache`` names the file), on the synthetic benchmark."""
     monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
 
-    def run(server: FakeOpenAIServer, out: Path, *args: str, cache: str = "cache.sqlite", dataset: Path = synth_dir) -> int:
+    def run(
+        server: FakeOpenAIServer, out: Path, *args: str, cache: str = "cache.sqlite", dataset: Path = synth_dir
+    ) -> int:
         sets = [a for item in offline_overrides(server.base_url, str(tmp_path / cache)) for a in ("--set", item)]
         return main(["audit", "--dataset", str(dataset), "--output", str(out), *sets, *args])
 

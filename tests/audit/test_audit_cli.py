@@ -114,7 +114,9 @@ def test_answers_that_follow_the_videos_flip_every_time_and_see_no_difference_in
         assert all(r.usage["proposer"].calls == 0 for r in ResultsStore(out / variant).load().values())
 
 
-def test_the_lmm_baseline_flips_with_the_videos_and_is_forced_to_choose(audit, scripted_server, always_a_server, tmp_path):
+def test_the_lmm_baseline_flips_with_the_videos_and_is_forced_to_choose(
+    audit, scripted_server, always_a_server, tmp_path
+):
     out = tmp_path / "scripted"
     assert audit(scripted_server, out, "--mode", "closed", "--method", "baseline", "--model", "fake-vlm") == 0
     overall = _overall(out)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from scipy.stats import binomtest
 
 from viddiff.audit.metrics import AuditRecord, audit_stats, proportion, score_audit

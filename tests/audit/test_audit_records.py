@@ -61,10 +61,13 @@ def test_closed_records_are_the_labelled_a_b_differences_with_each_variants_answ
 
 def test_open_mode_asks_again_about_the_original_statements_without_labels_or_keyframe_annotations():
     proposed = [
-        Difference(key="0", name="depth", description="the squat is deeper", query_string="deep squat", num_frames="gt_1"),
+        Difference(
+            key="0", name="depth", description="the squat is deeper", query_string="deep squat", num_frames="gt_1"
+        ),
         Difference(key="1", name="stance", description="the stance is wider"),
     ]
-    proposal = Proposal(differences=proposed, stages=[Stage(name="down", retrieval_strings=["x"])], links={"0": [0], "1": [0]})
+    stages = [Stage(name="down", retrieval_strings=["x"])]
+    proposal = Proposal(differences=proposed, stages=stages, links={"0": [0], "1": [0]})
     samples = [sample("s0", {"0": "a"}), sample("s1", {"0": "b"}), sample("s2", {"0": "a"}), sample("s3", {"0": "b"})]
     original = {
         "s0": result("s0", {"0": "a", "1": "c"}, proposal, mode="open"),  # VidDiff: statements from its proposal
@@ -78,7 +81,8 @@ def test_open_mode_asks_again_about_the_original_statements_without_labels_or_ke
         ("0", "said 0", "said 0"), ("1", "said 1", "said 1")
     ]
     # keyframe annotations belong to the benchmark's keys, not the proposer's; stage boundaries do not
-    assert asked[0].retrieval_frames.keyframes == {} and asked[0].retrieval_frames.stages == samples[0].retrieval_frames.stages
+    assert asked[0].retrieval_frames.keyframes == {}
+    assert asked[0].retrieval_frames.stages == samples[0].retrieval_frames.stages
     assert statements_of(original["s0"]) == proposed
 
     swapped = {"s0": result("s0", {"0": "b", "1": "c"}), "s1": result("s1", {"0": "a", "1": "a"})}

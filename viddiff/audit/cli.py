@@ -12,7 +12,7 @@ def cli_audit(args) -> int:
     """Run the three variants (resumable), score them, write metrics.json/report.md/differences.csv, print."""
     from viddiff.audit.metrics import score_audit
     from viddiff.audit.records import closed_records, open_records
-    from viddiff.audit.report import audit_notes, audit_summary, format_audit_table, write_audit
+    from viddiff.audit.report import audit_summary, format_audit_table, write_audit
     from viddiff.audit.runs import audited_method, check_not_started, run_variants
     from viddiff.data import load_benchmark
     from viddiff.output_lock import OutputDirLock

@@ -194,7 +194,9 @@ def _shifted(rate: Rate, by: Optional[float]) -> Rate:
 def score_audit(records: list[AuditRecord], mode: Literal["closed", "open"]) -> AuditMetrics:
     """All audit numbers: overall, per split, per action and per difference (worst first)."""
     splits = group_by(records, lambda r: r.split, split_order)
-    actions = group_by(records, lambda r: (r.split, r.action, r.action_name), lambda k: (split_order(k[0]), natural_order(k[1])))
+    actions = group_by(
+        records, lambda r: (r.split, r.action, r.action_name), lambda k: (split_order(k[0]), natural_order(k[1]))
+    )
     diffs = group_by(
         records,
         lambda r: (r.split, r.action, r.action_name, r.key, r.description),

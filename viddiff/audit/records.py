@@ -28,7 +28,9 @@ def closed_records(samples: list[Sample], original: Results, swapped: Results, s
 def open_records(asked: list[Sample], original: Results, swapped: Results, same: Results) -> list[AuditRecord]:
     """Open mode: every statement the method proposed in the original order (``asked``, from
     :func:`statement_samples`); no ground truth belongs to a proposed statement."""
-    return [_record(sample, diff, None, original, swapped, same) for sample in asked for diff in sample.differences.values()]
+    return [
+        _record(sample, diff, None, original, swapped, same) for sample in asked for diff in sample.differences.values()
+    ]
 
 
 def statement_samples(samples: list[Sample], original: Results) -> list[Sample]:

@@ -24,18 +24,29 @@ DIFFERENCES_FILE = "differences.csv"
 _FLIP = {"a": "b", "b": "a", "c": "c"}
 
 READING = [
-    "**swap-flip**: of the statements answered a/b in the original order, the share whose answer flips when "
-    "A and B are swapped. 100% = the answers follow the videos; near 0 = they follow the position.",
-    "**same-video decisive**: of the statements answered about two identical videos, the share answered a or "
-    "b instead of c. 0% = no invented differences. **same-video a**: the share of a among those a/b answers "
-    "(an unbiased method splits evenly).",
-    "**a-share**: the share of a among the a/b answers in the original order, beside the ground truth's share "
-    "of a over the same statements (gt); **a-share diff** is their difference (near 0 balanced, near ±1 an "
-    "answer bias).",
-    "**accuracy**: original order, swapped order (against the flipped ground truth), and their mean (order-"
-    "debiased). **pair**: right in both orders; a guesser scores about 25%, a position-biased method about 0.",
-    "A statement without a valid answer counts as wrong and as not flipped; the same-video rates leave it out "
-    "(see `unanswered` in metrics.json).",
+    (
+        "**flip**: of the statements answered a/b in the original order, the share whose answer flips when A and "
+        "B are swapped. 100% = the answers follow the videos; near 0 = they follow the position."
+    ),
+    (
+        "**same: decisive**: of the statements answered about two identical videos, the share answered a or b "
+        "instead of c. 0% = no invented differences. **same: a**: the share of a among those a/b answers (an "
+        "unbiased method splits evenly)."
+    ),
+    (
+        "**a**: the share of a among the a/b answers in the original order, beside the ground truth's share of a "
+        "over the same statements (**gt a**); **a diff** is their difference (near 0 balanced, near ±1 an answer "
+        "bias)."
+    ),
+    (
+        "**acc**, **acc swapped**: accuracy in the original order and with A and B swapped (against the flipped "
+        "ground truth); **debiased**: their mean. **pair**: right in both orders; a guesser scores about 25%, a "
+        "position-biased method about 0."
+    ),
+    (
+        "A statement without a valid answer counts as wrong and as not flipped; the same-video rates leave it out "
+        "(see `unanswered` in metrics.json)."
+    ),
 ]
 
 
@@ -205,7 +216,8 @@ def format_audit_markdown(metrics: AuditMetrics, summary: dict[str, Any]) -> str
         f"- samples: {summary['counts']['samples']}; statements: {summary['counts']['statements']}",
         f"- seed: {summary['seed']}; audited {summary['timestamp']} with viddiff {summary['viddiff_version']}",
         *[
-            f"- {VARIANTS[v][0]}: `{r['output_dir']}` ({r['mode']}, {r['samples']} samples, {r['failed_samples']} failed)"
+            f"- {VARIANTS[v][0]}: `{r['output_dir']}` "
+            f"({r['mode']}, {r['samples']} samples, {r['failed_samples']} failed)"
             for v, r in runs.items()
         ],
         "",
