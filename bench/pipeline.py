@@ -8,7 +8,11 @@ run on this machine:
 - model calls and images sent per sample;
 - a second identical run (everything cached) vs the first;
 - CLIP frame forwards: first run vs the number of distinct sampled frames, and
-  the swap-videos / same-video sanity runs on the same cache (should be 0).
+  the swap-videos / same-video sanity runs on the same cache (should be 0);
+- ``viddiff audit`` (original, swapped, identical videos on one cache) vs the same
+  three variants as separate runs on fresh caches: model calls per sample and
+  CLIP frame embeddings, for VidDiff and the LMM baseline (counted, not timed:
+  these use a server without latency).
 
 Usage: python bench/pipeline.py [--pairs 6] [--latency 0.3] [--mode closed]
 """
@@ -24,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from viddiff.backends.clip import IMAGE_NAMESPACE
+from viddiff.cache import Cache
 from viddiff.cli import main
 from viddiff.config import DataConfig
 from viddiff.data.synthetic import write_synthetic_benchmark
@@ -45,6 +51,53 @@ def run(dataset: Path, out: Path, sets: list[str], mode: str, *extra: str) -> tu
     if code != 0:
         raise SystemExit(f"run failed with exit code {code}: {args}")
     return elapsed, json.loads((out / "usage.json").read_text())
+
+
+def requests_during(server: FakeOpenAIServer, command: list[str]) -> int:
+    """Model calls the server received while ``viddiff <command>`` ran (which must succeed)."""
+    before = len(server.requests)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["-q", *command])
+    if code != 0:
+        raise SystemExit(f"viddiff exited with {code}: {command}")
+    return len(server.requests) - before
+
+
+def clip_embeddings(cache_file: Path) -> int:
+    """Frames CLIP embedded into a cache (each forward pass stores one entry; a cached frame stores none)."""
+    if not cache_file.exists():
+        return 0
+    with Cache(cache_file) as cache:
+        return cache.stats().get(IMAGE_NAMESPACE, {}).get("entries", 0)
+
+
+def audit_vs_separate(dataset: Path, root: Path, mode: str, n_samples: int) -> None:
+    """One ``viddiff audit`` (one cache) vs its three variants run separately, each on a fresh cache."""
+    methods = {
+        "VidDiff": ("run", [], []),
+        "LMM baseline": ("baseline", ["--model", "fake-vlm"], ["--method", "baseline"]),
+    }
+    variants = {"original": [], "swapped": ["--set", "run.swap_videos=true"], "same": ["--set", "run.same_video=true"]}
+    print(f"\nviddiff audit vs three separate runs ({mode}; each separate run on a fresh cache)")
+    print(f"{'method':<14} {'audit calls/sample':>19} {'separate calls/sample':>22} {'ratio':>7} "
+          f"{'audit CLIP frames':>18} {'separate CLIP frames':>21}")
+    with FakeOpenAIServer(ScriptedModel()) as server:
+
+        def common(out: str, cache: Path) -> list[str]:
+            sets = [a for item in offline_overrides(server.base_url, str(cache)) for a in ("--set", item)]
+            return ["--dataset", str(dataset), "--mode", mode, "--output", str(root / out), *sets]
+
+        for name, (command, model, method) in methods.items():
+            audit_cache = root / f"audit-{command}.sqlite"
+            audit_calls = requests_during(server, ["audit", *method, *model, *common(f"audit-{command}", audit_cache)])
+            separate_calls, separate_frames = 0, 0
+            for variant, flags in variants.items():
+                cache = root / f"separate-{command}-{variant}.sqlite"
+                out = f"separate-{command}-{variant}"
+                separate_calls += requests_during(server, [command, *model, *flags, *common(out, cache)])
+                separate_frames += clip_embeddings(cache)
+            print(f"{name:<14} {audit_calls / n_samples:>19.1f} {separate_calls / n_samples:>22.1f} "
+                  f"{separate_calls / audit_calls:>6.2f}x {clip_embeddings(audit_cache):>18} {separate_frames:>21}")
 
 
 def distinct_sampled_frames(dataset_dir: Path) -> int:
@@ -104,6 +157,7 @@ def main_bench() -> None:
               f"(distinct sampled frames in the dataset: {distinct})")
         for name, u in (("cached rerun", cached_usage), ("--swap-videos", swap_usage), ("--same-video", same_usage)):
             print(f"CLIP image forwards, {name}: {u['clip']['image_forward'] if u['clip'] else 0}")
+        audit_vs_separate(root / "data", root, args.mode, n_samples)
 
 
 if __name__ == "__main__":

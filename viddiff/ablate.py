@@ -15,7 +15,6 @@ own localisation.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -28,6 +27,7 @@ from viddiff.errors import ViddiffError
 from viddiff.eval.tables import md_table, pct, text_table
 from viddiff.localizer.segmenters import SEGMENTERS
 from viddiff.schema import Sample
+from viddiff.shared_models import check_shared_cache, shared_models
 from viddiff.store import write_json_atomic, write_text_atomic
 
 ABLATION_JSON = "ablation.json"
@@ -100,22 +100,7 @@ def check_ablatable(cfg: Config) -> None:
             f"viddiff ablate runs on VidDiffBench (the paper's ablation needs its keyframe annotations), "
             f"not on {cfg.data.benchmark}"
         )
-    check_shared_cache(cfg)
-
-
-def check_shared_cache(cfg: Config) -> None:
-    """The variants must see the same proposals, which only the cache guarantees (proposals are sampled)."""
-    if not cfg.cache.enabled:
-        raise ViddiffError(
-            "viddiff ablate shares the proposals and differencer answers between variants through the cache; "
-            "remove cache.enabled=false"
-        )
-    sampled = any(t is None or t > 0 for t in (cfg.proposer.temperature, cfg.differencer.temperature))
-    if sampled and not cfg.cache.cache_nonzero_temperature:
-        raise ViddiffError(
-            "with proposer/differencer temperature > 0, viddiff ablate needs cache.cache_nonzero_temperature=true, "
-            "or each variant would get its own, differently sampled proposals"
-        )
+    check_shared_cache(cfg, "viddiff ablate")
 
 
 def annotated_count(samples: list[Sample], split: str) -> int:
@@ -140,17 +125,12 @@ def run_ablation(
 ) -> list[AblationRow]:
     """Run every variant into ``output_dir/<method>/`` and collect the table (also written as JSON/Markdown)."""
     from viddiff.api import VidDiff
-    from viddiff.backends.clip import ClipEmbedder
-    from viddiff.cache import open_cache
     from viddiff.pipeline import run_benchmark
 
     check_ablatable(cfg)
     dataset = benchmarks.load_benchmark(cfg, splits=splits)
-    cache = open_cache(cfg.cache)
-    embedder = ClipEmbedder(cfg.localizer.clip, cache)  # loads its model on first use, then serves every variant
-    shared_models = functools.partial(VidDiff, cache=cache, embedder=embedder)
     rows: list[AblationRow] = []
-    try:
+    with shared_models(cfg, VidDiff) as method_factory:
         for variant in variants:
             variant_cfg = cfg.with_overrides([f"localizer.method={variant.method}"])
             outcome = run_benchmark(
@@ -159,7 +139,7 @@ def run_ablation(
                 splits=splits,
                 output_dir=output_dir / variant.method,
                 resume=resume,
-                method=shared_models,
+                method=method_factory,
             )
             for split, acc in outcome.metrics["splits"].items():
                 rows.append(
@@ -179,9 +159,6 @@ def run_ablation(
                         output_dir=outcome.output_dir,
                     )
                 )
-    finally:
-        if cache is not None:
-            cache.close()
     write_json_atomic(
         output_dir / ABLATION_JSON,
         {"dataset": dataset.source, "splits": splits, "rows": [r.model_dump(mode="json") for r in rows]},

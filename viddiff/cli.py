@@ -16,6 +16,7 @@ from typing import Callable, Optional, Sequence, get_args
 
 from viddiff import __version__, benchmarks
 from viddiff.errors import ViddiffError
+from viddiff.methods import method_names
 from viddiff.schema import Mode
 
 Handler = Callable[[argparse.Namespace], int]
@@ -203,6 +204,25 @@ def build_parser() -> argparse.ArgumentParser:
     abl.add_argument("--resume", action="store_true", help=RESUME_HELP)
     _add_config_args(abl)
     abl.set_defaults(handler="viddiff.ablate:cli_ablate")
+
+    aud = sub.add_parser(
+        "audit",
+        help="answer consistency: the same samples in the original order, with A and B swapped, and on identical videos",
+        parents=flags,
+    )
+    _add_dataset_args(aud)
+    aud.add_argument("--mode", choices=["closed", "open"], required=True, help="closed or open (required)")
+    aud.add_argument(
+        "--method", choices=method_names(), default="viddiff",
+        help="the VidDiff method, an LMM baseline, or a registered plug-in method (default: viddiff)",
+    )
+    aud.add_argument("--model", help="--method baseline: the chat model, as for viddiff baseline (default: baseline.model)")
+    aud.add_argument(
+        "--output", help="directory for the three runs and the audit's files (default: runs/audit-<method>-<split>-<mode>)"
+    )
+    aud.add_argument("--resume", action="store_true", help=RESUME_HELP)
+    _add_config_args(aud)
+    aud.set_defaults(handler="viddiff.audit.cli:cli_audit")
 
     data = sub.add_parser("data", help="dataset tools", parents=flags)
     data_sub = data.add_subparsers(dest="data_command", metavar="DATA_COMMAND")

@@ -128,6 +128,7 @@ def run_benchmark(
     method: Optional[MethodFactory] = None,
     report: bool = False,
     report_embed_videos: bool = False,
+    dataset: Optional[Dataset] = None,
 ) -> RunOutcome:
     """Run a method (``method(cfg)``: VidDiff by default; any :class:`viddiff.methods.Method` factory) over
     the selection of ``cfg.data.benchmark`` and score it with that benchmark.
@@ -136,9 +137,12 @@ def run_benchmark(
     recorded and retried by ``--resume``; errors that every sample would hit stop the run at once.
     ``report`` writes ``report/`` (HTML, see ``viddiff.report.run``); ``run.save_visuals`` writes ``visuals/``.
     Both are drawn at the end from every finished sample, so a resumed run gets them for all its samples.
+    ``dataset``: samples already loaded (or derived from the selection, as ``viddiff audit`` does) instead of
+    loading ``cfg``'s selection.
     """
     benchmark = benchmarks.of(cfg)
-    dataset = benchmark.load(cfg, splits)
+    if dataset is None:
+        dataset = benchmark.load(cfg, splits)
     out_dir = prepare_output_dir(output_dir)
     variant_of = functools.partial(sanity_variant, swap_videos=cfg.run.swap_videos, same_video=cfg.run.same_video)
     with OutputDirLock(out_dir):

@@ -256,6 +256,16 @@ class ScriptedModel:
         return {"answer": "no", "explanation": "the description states no difference about this"}
 
 
+class AlwaysA(ScriptedModel):
+    """``ScriptedModel`` with a perfectly position-biased eye: every visual question (differencer, baseline)
+    is answered ``a`` (more true of the first video), whatever the images show, and open-mode statements
+    are all claimed for ``a``. Text-only requests (proposer, judge) are answered as ``ScriptedModel`` does.
+    ``viddiff audit`` must give it a swap-flip rate of 0 and an a-share of 1."""
+
+    def _direction(self, req: ChatRequest, statement: str, n_a: int) -> Optional[str]:
+        return "a"
+
+
 class FailingWhen:
     """Answers like ``inner`` except for requests that ``matches``: those get ``fail(request)``, which may
     raise :class:`~viddiff.testing.fake_openai.HTTPFault` (an HTTP error) or return an answer.

@@ -1,0 +1,58 @@
+"""``viddiff audit``: the original order, A and B swapped, and identical videos, scored together."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from viddiff import benchmarks
+from viddiff.config import config_from_args
+from viddiff.errors import ViddiffError
+
+
+def cli_audit(args) -> int:
+    """Run the three variants (resumable), score them, write metrics.json/report.md/differences.csv, print."""
+    from viddiff.audit.metrics import score_audit
+    from viddiff.audit.records import closed_records, open_records
+    from viddiff.audit.report import audit_summary, format_audit_table, write_audit
+    from viddiff.audit.runs import audited_method, check_not_started, run_variants
+    from viddiff.output_lock import OutputDirLock
+    from viddiff.store import prepare_output_dir
+
+    cfg = config_from_args(args)
+    if cfg.data.benchmark != "viddiffbench":
+        raise ViddiffError(
+            f"viddiff audit needs a/b answers to swap: it runs on VidDiffBench (closed or open), not {cfg.data.benchmark}"
+        )
+    mode = benchmarks.resolve_mode(cfg, args.mode)
+    method = audited_method(cfg, args.method, args.model)
+    name = "viddiff" if args.method == "viddiff" else "baseline-" + _safe(method.label.split(":", 1)[1])
+    output = Path(args.output or f"runs/audit-{name}-{benchmarks.of(cfg).output_stem(args.split)}-{mode}")
+    args.output = str(output)  # named by the Ctrl-C hint (viddiff.cli.interrupted_message)
+    dataset = benchmarks.load_benchmark(method.cfg, splits=args.split)
+    output = prepare_output_dir(output)
+    with OutputDirLock(output):
+        if not args.resume:
+            check_not_started(output)
+        audit = run_variants(method, dataset, mode=mode, splits=args.split, output_dir=output, resume=args.resume)
+        results = {variant: run.results for variant, run in audit.runs.items()}
+        build = closed_records if mode == "closed" else open_records
+        records = build(audit.asked, results["original"], results["swapped"], results["same"])
+        metrics = score_audit(records, mode)
+        summary = audit_summary(metrics, method, audit)
+        write_audit(output, metrics, summary)
+    print()
+    print(format_audit_table(metrics, summary["notes"]))
+    print(f"audit in {output} (metrics.json, report.md, differences.csv; one directory per variant)")
+    failed = sum(run.n_failed for run in audit.runs.values())
+    if failed:
+        plural = "s" if failed > 1 else ""
+        print(
+            f"viddiff: {failed} failed sample{plural} in the audit's runs (see each run's errors.json); "
+            "fix the cause and re-run with --resume"
+        )
+        return 1
+    return 0
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
