@@ -19,6 +19,7 @@ from typing import Awaitable, Callable, Optional, Sequence, TypeVar, Union
 
 from pydantic import BaseModel, Field
 
+from viddiff.backends.chat import ChatModel
 from viddiff.backends.llm import ChatClient, UsageMeter
 from viddiff.cache import Cache, open_cache
 from viddiff.config import Config, config_from_args
@@ -100,7 +101,7 @@ class VidDiff:
         config: Optional[Config] = None,
         *,
         cache: Optional[Cache] = None,
-        client: Optional[ChatClient] = None,
+        client: Optional[ChatModel] = None,
         embedder=None,
     ):
         self.config = config or Config()
