@@ -126,7 +126,7 @@ def run_ablation(
 ) -> list[AblationRow]:
     """Run every variant into ``output_dir/<method>/`` and collect the table (also written as JSON/Markdown)."""
     from viddiff.api import VidDiff
-    from viddiff.backends.clip import ClipEmbedder
+    from viddiff.backends.embedders import build_embedder
     from viddiff.cache import open_cache
     from viddiff.data import load_benchmark
     from viddiff.pipeline import run_benchmark
@@ -134,7 +134,7 @@ def run_ablation(
     check_ablatable(cfg)
     dataset = load_benchmark(cfg, splits=splits)
     cache = open_cache(cfg.cache)
-    embedder = ClipEmbedder(cfg.localizer.clip, cache)  # loads its model on first use, then serves every variant
+    embedder = build_embedder(cfg.localizer.clip, cache)  # loads its model on first use, then serves every variant
 
     class SharedModels(VidDiff):
         """VidDiff on the ablation's one cache and CLIP embedder."""

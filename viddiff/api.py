@@ -123,9 +123,9 @@ class VidDiff:
         """CLIP loads on first use, so methods that never need it (uniform, random, oracle) never pay for it."""
         with self._embedder_lock:
             if self._embedder is None:
-                from viddiff.backends.clip import ClipEmbedder
+                from viddiff.backends.embedders import build_embedder
 
-                self._embedder = ClipEmbedder(self.config.localizer.clip, self.cache)
+                self._embedder = build_embedder(self.config.localizer.clip, self.cache)
             return self._embedder
 
     def clip_stats(self) -> Optional[dict]:

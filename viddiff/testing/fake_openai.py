@@ -323,6 +323,15 @@ class FakeOpenAIServer:
         return result if isinstance(result, Reply) else Reply(content=str(result))
 
 
+def request_from_messages(messages: list[dict[str, Any]], model: str = "in-process") -> ChatRequest:
+    """The :class:`ChatRequest` this server would parse from ``messages``, for driving a responder (such as
+    ``ScriptedModel``) in-process, without HTTP; malformed messages raise ``ValueError``."""
+    try:
+        return _parse_request(0, {"model": model, "messages": messages}, {})
+    except _RejectError as exc:
+        raise ValueError(str(exc)) from None
+
+
 def _parse_request(index: int, body: dict[str, Any], headers: dict[str, str]) -> ChatRequest:
     """Collect texts and decode images; raise :class:`_RejectError` (400) on malformed content."""
     req = ChatRequest(index=index, body=body, headers=headers)
