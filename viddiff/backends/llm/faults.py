@@ -48,25 +48,26 @@ def status_error(
     if status in RETRYABLE_STATUS or status >= 500:
         return TransientError(f"HTTP {status}: {message}", retry_after_seconds(exc.response))
     where = target.base_url
-    details = dict(status=status, server_message=message, stage=stage)
+
+    def refusal(text: str, fatal: bool = False) -> EndpointError:
+        return EndpointError(text, fatal=fatal, status=status, server_message=message, stage=stage)
+
     if status in (401, 403):
-        return EndpointError(
+        return refusal(
             f"{where} refused the API key from {target.api_key_env} (HTTP {status}: {message}); "
             f"set {target.api_key_env} to a valid key",
             fatal=True,
-            **details,
         )
     if status == 404:
         # A model that has answered here before exists; a 404 now concerns this request only.
-        return EndpointError(
+        return refusal(
             f"model {model!r} not found at {where} (HTTP 404: {message}); check the model name and that "
             "base_url is the API's root (it usually ends in /v1)",
             fatal=not model_answered,
-            **details,
         )
     if status in (400, 422):
-        return EndpointError(f"{where} rejected the request for {model!r} as invalid (HTTP {status}): {message}", **details)
-    return EndpointError(f"{where} refused the request for {model!r} (HTTP {status}): {message}", **details)
+        return refusal(f"{where} rejected the request for {model!r} as invalid (HTTP {status}): {message}")
+    return refusal(f"{where} refused the request for {model!r} (HTTP {status}): {message}")
 
 
 def check_chat_completion(response: Any, url: str, stage: str, *, first_contact: bool) -> None:
