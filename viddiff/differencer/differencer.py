@@ -11,7 +11,8 @@ import numpy as np
 from pydantic import BaseModel, BeforeValidator
 
 from viddiff.backends.chat import ChatModel
-from viddiff.backends.llm import UsageMeter, system_message, user_message
+from viddiff.backends.messages import system_message, user_message
+from viddiff.backends.usage import UsageMeter
 from viddiff.config import DifferencerConfig
 from viddiff.differencer import prompts
 from viddiff.errors import InvalidAnswerError, ViddiffError

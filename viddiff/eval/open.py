@@ -31,7 +31,8 @@ from typing import Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field
 
 from viddiff.backends.chat import ChatModel
-from viddiff.backends.llm import UsageMeter, system_message, user_message
+from viddiff.backends.messages import system_message, user_message
+from viddiff.backends.usage import UsageMeter
 from viddiff.config import EvalConfig
 from viddiff.errors import InvalidAnswerError, PredictionFormatError
 from viddiff.eval.groups import ActionRow, DifferenceRow, RecordBase, by_action, by_difference, by_split, key_order

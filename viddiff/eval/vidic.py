@@ -30,7 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from tqdm.auto import tqdm
 
 from viddiff.backends.chat import ChatModel
-from viddiff.backends.llm import UsageMeter, system_message, user_message
+from viddiff.backends.messages import system_message, user_message
+from viddiff.backends.usage import UsageMeter
 from viddiff.config import Config, ModelCallConfig
 from viddiff.errors import InvalidAnswerError
 from viddiff.eval.runner import run_judged

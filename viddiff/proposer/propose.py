@@ -8,7 +8,8 @@ from typing import Optional, TypeVar
 from pydantic import BaseModel
 
 from viddiff.backends.chat import ChatModel
-from viddiff.backends.llm import UsageMeter, system_message, user_message
+from viddiff.backends.messages import system_message, user_message
+from viddiff.backends.usage import UsageMeter
 from viddiff.config import ProposerConfig
 from viddiff.errors import InvalidAnswerError, ViddiffError
 from viddiff.proposer import prompts
