@@ -5,12 +5,16 @@ Done by the library (``tenacity``): the retry loop, the attempt bound
 (``wait_random_exponential``: a uniform wait under
 ``backoff_base_s * 2**n``, capped at ``backoff_max_s``) and the async sleep.
 
-Written here, because neither tenacity nor the openai SDK does it:
+Written here, because tenacity cannot and the openai SDK does it only inside
+its own retry loop, which is unusable here (below):
 
 - the wait a server asks for (``retry-after-ms`` / ``retry-after``, read by
   :func:`viddiff.backends.llm.faults.retry_after_seconds`), capped at
-  ``backoff_max_s``: tenacity never sees an HTTP response;
-- one INFO line per retry giving the model, stage, endpoint, reason and wait.
+  ``backoff_max_s``: tenacity never sees an HTTP response, and the SDK's
+  header parser is private;
+- one INFO line per retry giving the model, stage, endpoint, reason and wait;
+- (in :mod:`.transport`) the deadline on each whole attempt, ``endpoints.timeout_s``
+  from sending to the last byte: the SDK's timeout bounds single socket reads only.
 
 The SDK's own retries stay off (``max_retries=0`` in the transport): they
 cover neither malformed bodies nor a deadline on each whole attempt, their
