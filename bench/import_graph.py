@@ -1,7 +1,8 @@
 """The package's import graph: cycles, upward imports, and module / function sizes.
 
 Counts every ``import`` / ``from ... import`` between ``viddiff`` modules, at any
-depth (lazy imports inside functions included, since they are still dependencies).
+depth (lazy imports inside functions included, since they are still dependencies),
+except those under ``if TYPE_CHECKING:``, which never run.
 ``from pkg import sub`` where ``sub`` is a submodule counts as a dependency on
 ``pkg.sub`` only. Prints the strongly connected components larger than one module
 (import cycles), the largest modules and the longest functions.
@@ -29,7 +30,7 @@ def import_graph(mods: dict[str, Path]) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = defaultdict(set)
     for name, path in mods.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in _runtime_nodes(ast.parse(path.read_text())):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
@@ -42,6 +43,19 @@ def import_graph(mods: dict[str, Path]) -> dict[str, set[str]]:
                 targets = subs if len(subs) == len(node.names) else [base, *subs]
             graph[name].update(t for t in targets if t in mods and t != name)
     return graph
+
+
+def _runtime_nodes(tree: ast.AST):
+    """Every node except the bodies of ``if TYPE_CHECKING:`` blocks."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and getattr(child.test, "id", getattr(child.test, "attr", None)) == "TYPE_CHECKING":
+                stack.extend(child.orelse)
+                continue
+            stack.append(child)
 
 
 def cycles(graph: dict[str, set[str]], nodes: list[str]) -> list[list[str]]:

@@ -19,6 +19,7 @@ from typing import Awaitable, Callable, Optional, Sequence, TypeVar, Union
 
 from pydantic import BaseModel, Field
 
+from viddiff.backends.chat import ChatModel
 from viddiff.backends.llm import ChatClient, UsageMeter
 from viddiff.cache import Cache, open_cache
 from viddiff.config import Config, ModelCallConfig
@@ -105,7 +106,7 @@ class VidDiff:
         config: Optional[Config] = None,
         *,
         cache: Optional[Cache] = None,
-        client: Optional[ChatClient] = None,
+        client: Optional[ChatModel] = None,
         embedder=None,
     ):
         self.config = config or Config()
@@ -127,9 +128,9 @@ class VidDiff:
         """CLIP loads on first use, so methods that never need it (uniform, random, oracle) never pay for it."""
         with self._embedder_lock:
             if self._embedder is None:
-                from viddiff.backends.clip import ClipEmbedder
+                from viddiff.backends.embedders import build_embedder
 
-                self._embedder = ClipEmbedder(self.config.localizer.clip, self.cache)
+                self._embedder = build_embedder(self.config.localizer.clip, self.cache)
             return self._embedder
 
     def model_calls(self) -> dict[str, ModelCallConfig]:

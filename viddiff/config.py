@@ -182,6 +182,15 @@ class ClipConfig(_Section):
     threads: Optional[int] = Field(default=None, ge=1)
     """CPU threads for torch; ``null`` = the cores this process may use, unless torch was already limited
     (``OMP_NUM_THREADS``, ``torch.set_num_threads``) to fewer."""
+    backend: str = "open_clip"
+    """Embedder by registered name (``viddiff.backends.embedders``): ``open_clip``, or a plug-in's."""
+
+    @field_validator("backend")
+    @classmethod
+    def _is_a_registered_embedder(cls, value: str) -> str:
+        from viddiff.backends.embedders import check_embedder_name  # the registry, not a fixed Literal
+
+        return check_embedder_name(value)
 
 
 class CoarseToFineConfig(_Section):

@@ -19,7 +19,8 @@ from viddiff.errors import ConfigError
 from viddiff.schema import Mode, Sample, SampleResult
 
 if TYPE_CHECKING:
-    from viddiff.backends.llm import ChatClient, UsageMeter
+    from viddiff.backends.chat import ChatModel
+    from viddiff.backends.usage import UsageMeter
     from viddiff.video import VideoFrames
 
 ENTRY_POINT_GROUP = "viddiff.methods"
@@ -34,7 +35,7 @@ class Method(Protocol):
     """Its steps in order: progress bars, and the stage a failure is reported at."""
     modes: tuple[Mode, ...]
     """The task modes it can answer."""
-    client: "ChatClient"
+    client: "ChatModel"
     """Its chat client; the benchmark's judge borrows it when the run is scored (one cache, one usage meter)."""
 
     def model_calls(self) -> dict[str, ModelCallConfig]:

@@ -42,9 +42,9 @@ def shared_models(cfg: Config, method_factory: MethodFactory) -> Iterator[Method
     cache = open_cache(cfg.cache)
     shared = {"cache": cache}
     if "embedder" in inspect.signature(method_factory).parameters:
-        from viddiff.backends.clip import ClipEmbedder
+        from viddiff.backends.embedders import build_embedder
 
-        shared["embedder"] = ClipEmbedder(cfg.localizer.clip, cache)  # loads its model on first use
+        shared["embedder"] = build_embedder(cfg.localizer.clip, cache)  # loads its model on first use
 
     try:
         yield functools.partial(method_factory, **shared)

@@ -203,3 +203,14 @@ def test_uncached_identical_requests_are_not_merged(tmp_path: Path) -> None:
 
         asyncio.run(go())
     assert len(server.requests) == 3
+
+
+def test_two_endpoints_serving_one_model_name_never_share_answers(cache: Cache) -> None:
+    """The offline demo's scripted server and a real endpoint may serve the same model name: one cache, no mixing."""
+    with FakeOpenAIServer(lambda req: "scripted") as scripted, FakeOpenAIServer(lambda req: "real") as real:
+        answers = [
+            ChatClient(_endpoints(server), cache=cache).complete_text_sync(CALL, [user_message("q")])
+            for server in (scripted, real, scripted, real)
+        ]
+    assert answers == ["scripted", "real", "scripted", "real"]
+    assert len(scripted.requests) == 1 and len(real.requests) == 1  # each endpoint's answer is cached for it alone

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 import pytest
 from pydantic import BaseModel
+from tenacity import AsyncRetrying, RetryCallState
 
 from viddiff.backends.llm import ChatClient, encode_image, user_message
+from viddiff.backends.llm.faults import TransientError
+from viddiff.backends.llm.retries import server_hint
 from viddiff.config import EndpointConfig, EndpointsConfig, ImageConfig, ModelCallConfig
 from viddiff.errors import EndpointError
 from viddiff.testing.fake_openai import FakeOpenAIServer, FaultPlan
@@ -44,14 +47,16 @@ def test_each_transient_fault_is_retried_until_success(kind: str) -> None:
     assert usage.calls == 1 and usage.prompt_tokens == 10  # failed attempts are not billed calls
 
 
-class _DelaySpy(ChatClient):
-    """Records the server hints the retry loop saw and the delays it chose."""
+class _WaitSpy:
+    """Wraps a client's wait rule; records the server hint each retry saw and the wait chosen."""
 
-    seen: list[tuple[Optional[float], float]]
+    def __init__(self, wait: Callable[[RetryCallState], float]):
+        self.wait = wait
+        self.seen: list[tuple[Optional[float], float]] = []
 
-    def _delay(self, attempt: int, retry_after: Optional[float]) -> float:
-        delay = super()._delay(attempt, retry_after)
-        self.seen.append((retry_after, delay))
+    def __call__(self, retry_state: RetryCallState) -> float:
+        delay = self.wait(retry_state)
+        self.seen.append((server_hint(retry_state), delay))
         return delay
 
 
@@ -59,16 +64,24 @@ def test_retry_after_header_is_honoured_and_capped() -> None:
     faults = FaultPlan(sequence=["429", "429"], retry_after_s=0.2)
     with FakeOpenAIServer(lambda req: "ok", faults=faults) as server:
         endpoints = EndpointsConfig(default=EndpointConfig(base_url=server.base_url), backoff_base_s=0.01, backoff_max_s=0.15)
-        client = _DelaySpy(endpoints)
-        client.seen = []
+        client = ChatClient(endpoints)
+        spy = client.transport.retries.wait = _WaitSpy(client.transport.retries.wait)
         assert client.complete_text_sync(CALL, [user_message("q")]) == "ok"
-    assert client.seen == [(0.2, 0.15), (0.2, 0.15)]  # header parsed; delay capped at backoff_max_s
+    assert spy.seen == [(0.2, 0.15), (0.2, 0.15)]  # header parsed; delay capped at backoff_max_s
     assert [r.faulted for r in server.requests] == ["429", "429", None]
 
 
 def test_backoff_has_full_jitter_under_the_exponential_cap() -> None:
-    client = ChatClient(EndpointsConfig(backoff_base_s=1.0, backoff_max_s=8.0))
-    delays = [client._delay(attempt, None) for attempt in range(6) for _ in range(50)]
+    wait = ChatClient(EndpointsConfig(backoff_base_s=1.0, backoff_max_s=8.0)).transport.retries.wait
+
+    def delay(attempt: int) -> float:
+        """The wait after failed attempt ``attempt + 1`` (a timeout: no server hint)."""
+        state = RetryCallState(AsyncRetrying(), fn=None, args=(), kwargs={})
+        state.attempt_number = attempt + 1
+        state.set_exception((TransientError, TransientError("no complete answer"), None))
+        return wait(state)
+
+    delays = [delay(attempt) for attempt in range(6) for _ in range(50)]
     per_attempt = [delays[i * 50 : (i + 1) * 50] for i in range(6)]
     for attempt, values in enumerate(per_attempt):
         assert all(0.0 <= v <= min(8.0, 2.0**attempt) for v in values)

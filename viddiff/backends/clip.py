@@ -37,6 +37,7 @@ from tqdm.auto import tqdm
 
 from viddiff.backends.clip_int8 import quantize_image_tower
 from viddiff.backends.cpu import configure_torch_threads
+from viddiff.backends.embedders import EmbedStats
 from viddiff.cache import Cache, hash_key
 from viddiff.config import ClipConfig, ConfigError
 from viddiff.errors import ModelLoadError, ViddiffError
@@ -56,16 +57,6 @@ Frames = Union[np.ndarray, Sequence[np.ndarray]]
 
 class EmbedInputError(ViddiffError, ValueError):
     """Frames or texts handed to the embedder have the wrong type, shape or dtype."""
-
-
-@dataclass
-class EmbedStats:
-    """Counts since the embedder was created; ``*_forward`` = items actually run through the model."""
-
-    image_forward: int = 0
-    text_forward: int = 0
-    image_cache_hits: int = 0
-    text_cache_hits: int = 0
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from viddiff.backends.chat import ChatModel
 from viddiff.backends.llm import ChatClient, UsageMeter, system_message, user_message
 from viddiff.baselines import prompts
 from viddiff.baselines.answers import OpenAnswer, closed_answer_model, closed_letters
@@ -81,7 +82,7 @@ class LMMBaseline:
     stages = (STAGE,)
     modes = ("closed", "open", "describe")
 
-    def __init__(self, config: Config, *, cache: Optional[Cache] = None, client: Optional[ChatClient] = None):
+    def __init__(self, config: Config, *, cache: Optional[Cache] = None, client: Optional[ChatModel] = None):
         self.config = resolve_config(config)
         self.max_images = effective_max_images(self.config.baseline)
         self.name = f"lmm:{self.config.baseline.model}"

@@ -20,7 +20,7 @@ from viddiff.errors import ConfigError, ViddiffError
 from viddiff.schema import Mode, Sample, SampleResult
 
 if TYPE_CHECKING:
-    from viddiff.backends.llm import ChatClient
+    from viddiff.backends.chat import ChatModel
 
 Table = tuple[str, list[str], list[list[str]]]
 """A score table: title, header, rows (as ``report.md`` and the HTML index show them)."""
@@ -93,7 +93,7 @@ class Benchmark(ABC):
 
     @abstractmethod
     def score(
-        self, dataset: Dataset, predictions: Any, mode: Mode, cfg: Config, client: Optional["ChatClient"] = None
+        self, dataset: Dataset, predictions: Any, mode: Mode, cfg: Config, client: Optional["ChatModel"] = None
     ) -> BaseModel:
         """Validate ``predictions`` (a path or the parsed object) and score them. A judge, where the
         protocol has one, uses ``client`` (else one built from ``cfg``)."""

@@ -10,7 +10,9 @@ from typing import Annotated, Literal, Optional, Sequence, Union
 import numpy as np
 from pydantic import BaseModel, BeforeValidator
 
-from viddiff.backends.llm import ChatClient, UsageMeter, system_message, user_message
+from viddiff.backends.chat import ChatModel
+from viddiff.backends.messages import system_message, user_message
+from viddiff.backends.usage import UsageMeter
 from viddiff.config import DifferencerConfig
 from viddiff.differencer import prompts
 from viddiff.errors import InvalidAnswerError, ViddiffError
@@ -44,7 +46,7 @@ Answer = Union[AnswerABC, AnswerAB]
 class Differencer:
     """One VLM call per (sample, difference, vote); invalid answers are recorded, never guessed."""
 
-    def __init__(self, client: ChatClient, cfg: DifferencerConfig):
+    def __init__(self, client: ChatModel, cfg: DifferencerConfig):
         self.client = client
         self.cfg = cfg
         if cfg.n_votes > 1 and cfg.temperature == 0:

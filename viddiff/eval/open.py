@@ -30,7 +30,9 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from viddiff.backends.llm import ChatClient, UsageMeter, system_message, user_message
+from viddiff.backends.chat import ChatModel
+from viddiff.backends.messages import system_message, user_message
+from viddiff.backends.usage import UsageMeter
 from viddiff.config import EvalConfig
 from viddiff.errors import InvalidAnswerError, PredictionFormatError
 from viddiff.eval.groups import ActionRow, DifferenceRow, RecordBase, by_action, by_difference, by_split, key_order
@@ -174,17 +176,13 @@ def enforce_n_diff(
     return kept, truncations
 
 
-async def score_open(samples: list[Sample], predictions: list[dict], client: ChatClient, cfg: EvalConfig) -> OpenMetrics:
+async def score_open(samples: list[Sample], predictions: list[dict], client: ChatModel, cfg: EvalConfig) -> OpenMetrics:
     """Score validated open predictions (``load_predictions(..., "open", samples)``) with the LLM judge."""
     if len(predictions) != len(samples):
         raise PredictionFormatError(f"{len(predictions)} prediction items for {len(samples)} samples")
     kept, truncations = enforce_n_diff(samples, predictions, cfg.n_diff_policy)
     templates = judge_templates(cfg.prompt_files.model_dump())
-    judge = ChatClient(
-        client.endpoints.model_copy(update={"max_reasks": cfg.max_reasks}),
-        cache=client.cache,
-        cache_nonzero_temperature=client.cache_nonzero_temperature,
-    )
+    judge = client.with_max_reasks(cfg.max_reasks)
     scorer = _SampleScorer(judge, cfg, templates, meter=client.usage)
     try:
         results = await asyncio.gather(*(scorer.score(i, s, p) for i, (s, p) in enumerate(zip(samples, kept))))
@@ -228,7 +226,7 @@ async def score_open(samples: list[Sample], predictions: list[dict], client: Cha
 class _SampleScorer:
     """Judge calls for one sample at a time; holds only the shared client and config."""
 
-    def __init__(self, client: ChatClient, cfg: EvalConfig, templates: TemplateSet, meter: UsageMeter) -> None:
+    def __init__(self, client: ChatModel, cfg: EvalConfig, templates: TemplateSet, meter: UsageMeter) -> None:
         self.client = client
         self.cfg = cfg
         self.templates = templates

@@ -10,6 +10,7 @@ import asyncio
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Optional, TypeVar, Union
 
+from viddiff.backends.chat import ChatModel
 from viddiff.backends.llm import ChatClient
 from viddiff.cache import open_cache
 from viddiff.config import Config
@@ -26,7 +27,7 @@ def evaluate(
     predictions: Union[str, Path, list[Any]],
     mode: Mode,
     cfg: Config,
-    client: Optional[ChatClient] = None,
+    client: Optional[ChatModel] = None,
 ) -> Union[ClosedMetrics, OpenMetrics]:
     """Validate ``predictions`` (a file or the parsed list) and score them.
 
@@ -39,7 +40,7 @@ def evaluate(
     return run_judged(cfg, client, lambda judge: score_open(samples, validated, judge, cfg.eval))
 
 
-def run_judged(cfg: Config, client: Optional[ChatClient], score: Callable[[ChatClient], Awaitable[T]]) -> T:
+def run_judged(cfg: Config, client: Optional[ChatModel], score: Callable[[ChatModel], Awaitable[T]]) -> T:
     """Run an async judge-based scorer to completion from synchronous code.
 
     Uses ``client`` if given, else one built from ``cfg.endpoints`` with the

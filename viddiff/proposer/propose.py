@@ -7,7 +7,9 @@ from typing import Optional, TypeVar
 
 from pydantic import BaseModel
 
-from viddiff.backends.llm import ChatClient, UsageMeter, system_message, user_message
+from viddiff.backends.chat import ChatModel
+from viddiff.backends.messages import system_message, user_message
+from viddiff.backends.usage import UsageMeter
 from viddiff.config import ProposerConfig
 from viddiff.errors import InvalidAnswerError, ViddiffError
 from viddiff.proposer import prompts
@@ -37,7 +39,7 @@ WHOLE_VIDEO = Stage(
 class Proposer:
     """Runs the proposer's LLM calls for one action; stateless apart from its client."""
 
-    def __init__(self, client: ChatClient, cfg: ProposerConfig):
+    def __init__(self, client: ChatModel, cfg: ProposerConfig):
         self.client = client
         self.cfg = cfg
 

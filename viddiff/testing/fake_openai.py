@@ -148,13 +148,15 @@ Responder = Callable[[ChatRequest], Union[str, Reply]]
 
 class HTTPFault(Exception):
     """Raised by a responder to answer one request with an HTTP error, e.g. a 400 for one sample's
-    over-long prompt: ``raise HTTPFault(400, "context length exceeded")``."""
+    over-long prompt: ``raise HTTPFault(400, "context length exceeded")``; ``headers`` are added to
+    the answer (e.g. ``{"retry-after-ms": "250"}``)."""
 
-    def __init__(self, status: int, message: str, code: Optional[str] = None):
+    def __init__(self, status: int, message: str, code: Optional[str] = None, headers: Optional[dict[str, str]] = None):
         super().__init__(message)
         self.status = status
         self.message = message
         self.code = code
+        self.headers = dict(headers or {})
 
 
 @dataclass
@@ -319,6 +321,15 @@ class FakeOpenAIServer:
             raise RuntimeError("no responder: pass FakeOpenAIServer(responder=...)")
         result = self.responder(request)
         return result if isinstance(result, Reply) else Reply(content=str(result))
+
+
+def request_from_messages(messages: list[dict[str, Any]], model: str = "in-process") -> ChatRequest:
+    """The :class:`ChatRequest` this server would parse from ``messages``, for driving a responder (such as
+    ``ScriptedModel``) in-process, without HTTP; malformed messages raise ``ValueError``."""
+    try:
+        return _parse_request(0, {"model": model, "messages": messages}, {})
+    except _RejectError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def _parse_request(index: int, body: dict[str, Any], headers: dict[str, str]) -> ChatRequest:
@@ -512,7 +523,7 @@ class _Handler(BaseHTTPRequestHandler):
             reply = state._respond(request)
         except HTTPFault as exc:
             request.rejected = f"HTTP {exc.status}: {exc.message}"
-            self._send_error(exc.status, "invalid_request_error", exc.code, exc.message)
+            self._send_error(exc.status, "invalid_request_error", exc.code, exc.message, exc.headers)
             return
         except Exception as exc:  # a responder bug must surface as a 500 the test can see
             state.responder_errors.append("".join(traceback.format_exception_only(type(exc), exc)).strip())

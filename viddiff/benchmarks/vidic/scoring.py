@@ -29,7 +29,9 @@ from typing import Any, Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field
 from tqdm.auto import tqdm
 
-from viddiff.backends.llm import ChatClient, UsageMeter, system_message, user_message
+from viddiff.backends.chat import ChatModel
+from viddiff.backends.messages import system_message, user_message
+from viddiff.backends.usage import UsageMeter
 from viddiff.config import Config, ModelCallConfig
 from viddiff.errors import InvalidAnswerError
 from viddiff.eval.runner import run_judged
@@ -166,25 +168,21 @@ def evaluate_vidic(
     dataset: VidicDataset,
     predictions: Union[str, Path, list[Any], dict[str, Any]],
     cfg: Config,
-    client: Optional[ChatClient] = None,
+    client: Optional[ChatModel] = None,
 ) -> VidicMetrics:
     """Validate a response file (or parsed object) and score it; builds a cached client from ``cfg`` if none."""
     responses = load_responses(predictions, dataset)
     return run_judged(cfg, client, lambda judge: score_vidic(dataset, responses, judge, cfg))
 
 
-async def score_vidic(dataset: VidicDataset, responses: Responses, client: ChatClient, cfg: Config) -> VidicMetrics:
+async def score_vidic(dataset: VidicDataset, responses: Responses, client: ChatModel, cfg: Config) -> VidicMetrics:
     """Judge every checklist item of ``dataset`` against its pair's response and aggregate the scores.
 
     Judge calls go through a client derived from ``client`` (same endpoints and
     cache, ``eval.max_reasks`` re-asks); their usage is also recorded on
     ``client.usage``.
     """
-    judge = ChatClient(
-        client.endpoints.model_copy(update={"max_reasks": cfg.eval.max_reasks}),
-        cache=client.cache,
-        cache_nonzero_temperature=client.cache_nonzero_temperature,
-    )
+    judge = client.with_max_reasks(cfg.eval.max_reasks)
     overlap = set(overlap_with_viddiffbench(dataset))
     jobs = [
         (index, sample, item, responses.get(sample.sample_key, "").strip())
@@ -235,7 +233,7 @@ class _ItemJudge:
     """Asks the judge about one checklist item; holds only the shared client, model, templates and progress bar."""
 
     def __init__(
-        self, client: ChatClient, call: ModelCallConfig, templates: TemplateSet, meter: UsageMeter, bar: tqdm
+        self, client: ChatModel, call: ModelCallConfig, templates: TemplateSet, meter: UsageMeter, bar: tqdm
     ) -> None:
         self.client = client
         self.call = call
