@@ -1,4 +1,4 @@
-"""docs/extending_backend.md: its two worked examples are the files tests import and run, end to end.
+"""docs/extending.md (Adding a backend): its two worked examples are the files tests import and run, end to end.
 
 - ``docs/examples/toy_embedder.py`` is picked by ``localizer.clip.backend`` (Python, and the CLI through an
   entry point) and localises a real comparison;
@@ -28,7 +28,7 @@ from viddiff.testing.fake_openai import request_from_messages
 from viddiff.testing.responders import ScriptedModel
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "extending_backend.md"
+DOC = ROOT / "docs" / "extending.md"
 EXAMPLES = ROOT / "docs" / "examples"
 
 

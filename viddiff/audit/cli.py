@@ -25,7 +25,7 @@ def cli_audit(args) -> int:
         )
     mode = benchmarks.resolve_mode(cfg, args.mode)
     method = audited_method(cfg, args.method, args.model)
-    name = "viddiff" if args.method == "viddiff" else "baseline-" + _safe(method.label.split(":", 1)[1])
+    name = _safe(method.label.replace("lmm:", "baseline-", 1))
     output = Path(args.output or f"runs/audit-{name}-{benchmarks.of(cfg).output_stem(args.split)}-{mode}")
     args.output = str(output)  # named by the Ctrl-C hint (viddiff.cli.interrupted_message)
     dataset = benchmarks.load_benchmark(method.cfg, splits=args.split)

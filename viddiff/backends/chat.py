@@ -4,7 +4,7 @@ The proposer, the differencer, the benchmarks' judges and the LMM
 baseline take a :class:`ChatModel`, not the concrete
 :class:`viddiff.backends.llm.ChatClient`, so another backend (a non-OpenAI
 SDK, a model run in-process, a scripted stand-in) plugs in by implementing
-these five members; ``docs/extending_backend.md`` walks through one.
+these five members; ``docs/extending.md`` (Adding a backend) walks through one.
 ``ChatClient`` is the implementation every command builds from config.
 
 This module imports neither the ``openai`` SDK nor torch.

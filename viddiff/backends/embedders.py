@@ -15,7 +15,7 @@ config in one of two ways:
 
 A factory takes the ``localizer.clip`` section (:class:`ClipConfig`; it may
 read ``model``, ``device``, ``batch_size`` or ignore them) and the shared
-cache (or ``None``), and returns an embedder. See ``docs/extending_backend.md``.
+cache (or ``None``), and returns an embedder. See ``docs/extending.md``.
 """
 
 from __future__ import annotations
