@@ -36,11 +36,13 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import TracebackType
 from typing import Mapping, Optional
 from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+from viddiff.testing.http_server import LocalHTTPServer
 
 LFS_SUFFIXES = (".parquet", ".zip", ".mp4", ".tar", ".bin")
 """Files served as LFS objects (as a typical dataset repo's ``.gitattributes`` would declare)."""
@@ -141,10 +143,8 @@ class FakeHubServer:
         self.requests: list[HubRequest] = []
         self._lock = threading.Lock()
         self._cuts_done: dict[str, int] = {}
-        self._api = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self, cdn=False))
-        self._cdn = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self, cdn=True))
-        for server in (self._api, self._cdn):
-            server.daemon_threads = True
+        self._api = LocalHTTPServer(("127.0.0.1", 0), _handler(self, cdn=False))
+        self._cdn = LocalHTTPServer(("127.0.0.1", 0), _handler(self, cdn=True))
         self._threads = [
             threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
             for server in (self._api, self._cdn)

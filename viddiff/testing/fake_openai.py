@@ -31,19 +31,19 @@ import io
 import json
 import random
 import socket
-import sys
 import threading
 import time
 import traceback
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any, Callable, Optional, Sequence, Union
 
 from PIL import Image
 
 from viddiff.report.standins import STAND_IN_HEADER
+from viddiff.testing.http_server import LocalHTTPServer
 
 FAULT_KINDS = (
     "429", "500", "timeout", "malformed", "schema", "drop", "401", "403", "404", "400", "html", "trickle"
@@ -199,19 +199,6 @@ class FaultPlan:
         return rng.choice(list(self.kinds)) if rng.random() < self.rate else None
 
 
-class _Server(ThreadingHTTPServer):
-    """Threaded HTTP server with a listen backlog large enough for bursts of parallel connects
-    (the stdlib default of 5 stalls clients for a SYN retry, about 1 s)."""
-
-    daemon_threads = True
-    request_queue_size = 512
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that gives up resets its keep-alive connections; that is normal, not a server error."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
 class _RejectError(Exception):
     def __init__(self, status: int, message: str):
         super().__init__(message)
@@ -251,7 +238,7 @@ class FakeOpenAIServer:
         self._counter = 0
         self._lock = threading.Lock()
         self._port: Optional[int] = None
-        self._httpd: Optional[ThreadingHTTPServer] = None
+        self._httpd: Optional[LocalHTTPServer] = None
         self._thread: Optional[threading.Thread] = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -265,7 +252,7 @@ class FakeOpenAIServer:
 
     def start(self) -> "FakeOpenAIServer":
         handler = type("_BoundHandler", (_Handler,), {"server_state": self})
-        httpd = _Server(("127.0.0.1", self.port_requested), handler)
+        httpd = LocalHTTPServer(("127.0.0.1", self.port_requested), handler)
         self._httpd = httpd
         self._port = int(httpd.server_address[1])
         self._thread = threading.Thread(
