@@ -105,6 +105,16 @@ def test_random_clip_is_a_stand_in_only_without_weights():
     assert clip_stand_in(random.with_overrides(["localizer.clip.checkpoint=/models/clip.bin"])) is None
 
 
+def test_a_plug_in_embedder_is_named_and_never_called_random(monkeypatch):
+    from viddiff.backends import embedders
+
+    monkeypatch.setitem(embedders._FACTORIES, "frozen_features", lambda clip, cache: None)
+    cfg = Config().with_overrides(["localizer.clip.pretrained=null", "localizer.clip.backend=frozen_features"])
+    assert clip_stand_in(cfg) is None
+    last = model_entries(cfg, model_roles(cfg), {})[-1]
+    assert (last.role, last.model) == ("embedder", "frozen_features") and "random" not in last.where
+
+
 def test_urls_on_the_page_carry_no_credentials():
     assert display_url("https://user:s3cret@example.com:8443/v1") == "https://example.com:8443/v1"
     cfg = Config().with_overrides(["endpoints.default.base_url=https://me:s3cret@llm.internal/v1"])

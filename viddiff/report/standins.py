@@ -20,6 +20,7 @@ import logging
 from typing import Callable, Optional, Sequence
 from urllib.parse import urlsplit
 
+from viddiff.backends.embedders import DEFAULT_EMBEDDER
 from viddiff.config import Config, EndpointConfig, ModelCallConfig
 from viddiff.report.views import ModelEntry, StandInView
 
@@ -72,9 +73,17 @@ def model_entries(cfg: Config, roles: list[tuple[str, ModelCallConfig]], environ
         for role, call in roles
     ]
     clip = cfg.localizer.clip
-    weights = clip.checkpoint or clip.pretrained or "random weights"
-    entries.append(ModelEntry(role="CLIP", model=clip.model, where=f"in-process, {weights}"))
+    if clip.backend == DEFAULT_EMBEDDER:
+        entries.append(ModelEntry(role="CLIP", model=clip.model, where=f"in-process, {clip_weights(cfg)}"))
+    else:
+        entries.append(ModelEntry(role="embedder", model=clip.backend, where="in-process, a plug-in embedder"))
     return entries
+
+
+def clip_weights(cfg: Config) -> str:
+    """What open_clip loads for this config: a checkpoint, a pretrained tag, or random weights."""
+    clip = cfg.localizer.clip
+    return clip.checkpoint or clip.pretrained or "random weights"
 
 
 def probe_endpoint(base_url: str, timeout_s: float = PROBE_TIMEOUT_S) -> Optional[bool]:
@@ -128,9 +137,11 @@ def endpoint_stand_ins(
 
 
 def clip_stand_in(cfg: Config) -> Optional[StandInView]:
-    """Banner line when CLIP ran with random weights (only matters where CLIP localised something)."""
+    """Banner line when CLIP ran with random weights (only matters where CLIP localised something).
+
+    Only open_clip's settings say that; a plug-in embedder's weights are its own business and get no claim."""
     clip = cfg.localizer.clip
-    if clip.pretrained is not None or clip.checkpoint is not None:
+    if clip.backend != DEFAULT_EMBEDDER or clip_weights(cfg) != "random weights":
         return None
     return StandInView(
         component=f"CLIP ({clip.model})",
