@@ -13,12 +13,12 @@ from viddiff.config import DataConfig, load_config
 from viddiff.data.viddiffbench import load_dataset
 from viddiff.errors import ViddiffError
 from viddiff.localizer.oracle import nearest_positions
-from viddiff.localizer.segmenters import SEGMENTERS
+from viddiff.localizer.segmenters import segmenter_names
 
 
 def test_variants_are_every_localizer_method_with_the_papers_numbers_first() -> None:
     VARIANTS = all_variants()
-    assert sorted(v.method for v in VARIANTS) == sorted(SEGMENTERS)
+    assert sorted(v.method for v in VARIANTS) == sorted(segmenter_names())
     assert all(v.paper_easy is not None for v in VARIANTS[:4]) and all(v.paper_easy is None for v in VARIANTS[4:])
     paper = {v.method: v.paper_easy for v in VARIANTS if v.paper_easy is not None}
     assert paper == {"oracle": 78.6, "random": 50.1, "no_viterbi": 57.4, "viterbi": 65.8}

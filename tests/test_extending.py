@@ -21,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+import yaml
 
 from viddiff.api import VidDiff
 from viddiff.config import DataConfig, load_config
@@ -60,6 +61,7 @@ def installed_plugins(tmp_path: Path) -> dict[str, str]:
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: viddiff-toys\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text(
         "[viddiff.benchmarks]\ntoy = toy_benchmark:TOY\n\n[viddiff.methods]\nbrightness = toy_method:BrightnessMethod\n"
+        "\n[viddiff.segmenters]\nviterbi_half = toy_segmenter:VITERBI_HALF\n"
     )
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(info.parent), str(EXAMPLES), str(ROOT)])}
 
@@ -144,3 +146,17 @@ def test_a_segmenter_from_outside_is_chosen_by_config_and_embeds_half_the_frames
     for video, seg in zip(videos, result.segmentations):
         assert seg.spans[0][0] == 0 and seg.spans[-1][1] == len(video.frames)  # the spans tile the video
     assert 0 < vd.clip_stats()["image_forward"] <= sum(math.ceil(len(v.frames) / 2) for v in videos)
+
+
+def test_an_installed_segmenter_is_selected_from_the_command_line(
+    installed_plugins, synth_dir: Path, offline_sets, tmp_path: Path
+) -> None:
+    env = {**installed_plugins, "OPENAI_API_KEY": "dummy-key"}
+    assert "viterbi_half" in viddiff_cli(env, "ablate", "--help").stdout  # --variant choices come from the registry
+    run = viddiff_cli(env, "-q", "run", "--dataset", str(synth_dir), "--mode", "closed", "--limit", "1",
+                      "--output", str(tmp_path / "run"), *offline_sets, "--set", "localizer.method=viterbi_half")
+    assert run.returncode == 0, run.stderr
+    (line,) = (tmp_path / "run" / "samples.jsonl").read_text().splitlines()
+    result = json.loads(line)
+    assert result["predictions"] and result["segmentations"]
+    assert yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())["localizer"]["method"] == "viterbi_half"

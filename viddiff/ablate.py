@@ -25,7 +25,7 @@ from viddiff import benchmarks
 from viddiff.config import Config, config_from_args
 from viddiff.errors import ViddiffError
 from viddiff.eval.tables import md_table, pct, text_table
-from viddiff.localizer.segmenters import SEGMENTERS
+from viddiff.localizer.segmenters import get_segmenter, segmenter_names
 from viddiff.schema import Sample
 from viddiff.shared_models import check_shared_cache, shared_models
 from viddiff.store import write_json_atomic, write_text_atomic
@@ -50,12 +50,12 @@ PAPER_LABELS = {"no_viterbi": "no Viterbi", "viterbi": "full (Viterbi)"}
 
 def all_variants() -> list[Variant]:
     """Every entry of the segmenter table (``localizer.method``), the paper's four first, in table order."""
-    names = [*PAPER_EASY, *(name for name in SEGMENTERS if name not in PAPER_EASY)]
+    names = [*PAPER_EASY, *(name for name in segmenter_names() if name not in PAPER_EASY)]
     return [
         Variant(
             name,
             PAPER_LABELS.get(name, name.replace("_", " ")),
-            SEGMENTERS[name].summary,
+            get_segmenter(name).summary,
             PAPER_EASY.get(name),
         )
         for name in names
@@ -89,7 +89,7 @@ def variants_named(names: Optional[list[str]]) -> list[Variant]:
         return variants
     unknown = sorted(set(names) - {v.method for v in variants})
     if unknown:
-        raise ViddiffError(f"unknown --variant {', '.join(unknown)}; choose from {', '.join(SEGMENTERS)}")
+        raise ViddiffError(f"unknown --variant {', '.join(unknown)}; choose from {', '.join(segmenter_names())}")
     return [v for v in variants if v.method in names]
 
 

@@ -16,6 +16,7 @@ from typing import Callable, Optional, Sequence, get_args
 
 from viddiff import __version__, benchmarks
 from viddiff.errors import ViddiffError
+from viddiff.localizer.segmenters import segmenter_names
 from viddiff.methods import method_names
 from viddiff.schema import Mode
 
@@ -47,7 +48,7 @@ def _global_flags(*, with_defaults: bool) -> argparse.ArgumentParser:
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", help="YAML config file (default: built-in defaults = paper settings)")
+    p.add_argument("--config", help="YAML config file (default: the built-in defaults; configs/paper.yaml is the released setting exactly)")
     p.add_argument(
         "--set",
         dest="overrides",
@@ -198,7 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
     abl.add_argument(
         "--variant",
         action="append",
-        help="localizer method to include (repeatable; default: all, see `localizer.method`)",
+        choices=segmenter_names(),
+        metavar="METHOD",
+        help=f"localizer method to include (repeatable; default: all): {', '.join(segmenter_names())}",
     )
     abl.add_argument("--output", help="results directory (default: runs/ablate-<split>-closed)")
     abl.add_argument("--resume", action="store_true", help=RESUME_HELP)

@@ -10,12 +10,11 @@ methods; a new one (a pose-evidence method, say) is a class with the attributes 
 
 from __future__ import annotations
 
-import importlib
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
 
 from viddiff.config import ModelCallConfig
 from viddiff.errors import ConfigError
+from viddiff.plugins import Registry
 from viddiff.schema import Mode, Sample, SampleResult
 
 if TYPE_CHECKING:
@@ -70,33 +69,27 @@ class Method(Protocol):
 MethodFactory = Callable[..., Method]
 """``factory(config, cache=None) -> Method``: a method class, or anything called like one."""
 
-_BUILT_IN = {"viddiff": "viddiff.api:VidDiff", "baseline": "viddiff.baselines.lmm:LMMBaseline"}
-_registered: dict[str, MethodFactory] = {}
+REGISTRY: Registry[MethodFactory] = Registry(
+    "method",
+    ENTRY_POINT_GROUP,
+    {"viddiff": "viddiff.api:VidDiff", "baseline": "viddiff.baselines.lmm:LMMBaseline"},
+    setting="--method",
+    accepts=callable,
+)
 
 
 def register_method(name: str, factory: MethodFactory) -> MethodFactory:
     """Make ``factory`` available as ``--method NAME`` (for plug-ins that are imported, not installed)."""
-    if name in _BUILT_IN or (name in _registered and _registered[name] is not factory):
-        raise ConfigError(f"a method named {name!r} is already registered")
-    _registered[name] = factory
-    return factory
+    return REGISTRY.register(name, factory)
 
 
 def method_names() -> list[str]:
-    found = [*_BUILT_IN, *_registered]
-    return found + [ep.name for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in found]
+    return REGISTRY.names()
 
 
 def get_method(name: str) -> MethodFactory:
     """The factory of the method called ``name``; an unknown name lists the known ones."""
-    if name in _registered:
-        return _registered[name]
-    if name in _BUILT_IN:
-        module, attr = _BUILT_IN[name].split(":")
-        return getattr(importlib.import_module(module), attr)
-    for ep in entry_points(group=ENTRY_POINT_GROUP, name=name):
-        return ep.load()
-    raise ConfigError(f"unknown method {name!r}; choose one of {', '.join(method_names())}")
+    return REGISTRY.get(name)
 
 
 def check_mode(method: Method, mode: Mode) -> None:

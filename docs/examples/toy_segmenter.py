@@ -3,8 +3,10 @@
 It embeds only half of the sampled frames (``similarities_at`` embeds exactly the positions asked for),
 decodes the stage sequence on them, and stretches the spans back over all frames: half the CLIP cost of
 ``viterbi``, at half its time resolution. Inside viddiff the entry would go into
-``viddiff.localizer.segmenters.SEGMENTERS``; from outside, importing this module registers it, after
-which ``--set localizer.method=viterbi_half`` selects it (and ``viddiff ablate`` includes it).
+``viddiff.localizer.segmenters.SEGMENTERS``; from outside, importing this module registers it (Python), or
+an installed package declares it (``viterbi_half = "toy_segmenter:VITERBI_HALF"`` in the entry-point group
+``viddiff.segmenters``), after which ``--set localizer.method=viterbi_half`` selects it and ``viddiff
+ablate`` includes it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,5 @@ def viterbi_half(inp: SegmentInput) -> Spans:
     return stage_spans(full_path, inp.n_stages)
 
 
-register_segmenter(
-    "viterbi_half", Segmenter(viterbi_half, needs_clip=True, summary="Viterbi on every other frame (half the CLIP cost)")
-)
+VITERBI_HALF = Segmenter(viterbi_half, needs_clip=True, summary="Viterbi on every other frame (half the CLIP cost)")
+register_segmenter("viterbi_half", VITERBI_HALF)

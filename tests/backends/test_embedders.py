@@ -39,7 +39,7 @@ class ConstantEmbedder:
 @pytest.fixture(autouse=True)
 def _own_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     """Registrations made by a test stay in that test."""
-    monkeypatch.setattr(embedders, "_FACTORIES", dict(embedders._FACTORIES))
+    monkeypatch.setattr(embedders.REGISTRY, "_registered", dict(embedders.REGISTRY._registered))
 
 
 def test_open_clip_is_the_default_and_builds_the_clip_embedder() -> None:
@@ -50,7 +50,7 @@ def test_open_clip_is_the_default_and_builds_the_clip_embedder() -> None:
 
 
 def test_an_unknown_backend_is_a_config_error_that_lists_the_choices() -> None:
-    with pytest.raises(ConfigError, match=r"localizer\.clip\.backend.*no embedder named 'siglip'; registered: open_clip"):
+    with pytest.raises(ConfigError, match=r"localizer\.clip\.backend.*unknown embedder 'siglip' \(localizer\.clip\.backend\); choose one of open_clip"):
         Config().with_overrides(["localizer.clip.backend=siglip"])
 
 
@@ -60,7 +60,7 @@ def test_a_registered_embedder_is_accepted_by_config_and_built_from_it(tmp_path:
     with Cache(tmp_path / "c.sqlite") as cache:
         embedder = build_embedder(cfg.localizer.clip, cache)
     assert isinstance(embedder, ConstantEmbedder) and embedder.cfg.batch_size == 7 and embedder.cache is cache
-    assert embedder_names() == ["constant", "open_clip"]
+    assert embedder_names() == ["open_clip", "constant"]
 
 
 def test_a_taken_name_or_a_bad_name_is_refused() -> None:

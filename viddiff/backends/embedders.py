@@ -20,15 +20,13 @@ cache (or ``None``), and returns an embedder. See ``docs/extending.md``.
 
 from __future__ import annotations
 
-import importlib
-import importlib.metadata
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
 from viddiff.errors import ViddiffError
+from viddiff.plugins import Registry
 
 if TYPE_CHECKING:
     from viddiff.cache import Cache
@@ -36,7 +34,6 @@ if TYPE_CHECKING:
 
 ENTRY_POINT_GROUP = "viddiff.embedders"
 DEFAULT_EMBEDDER = "open_clip"
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
 class EmbedderChoiceError(ViddiffError, ValueError):
@@ -76,9 +73,14 @@ class Embedder(Protocol):
 EmbedderFactory = Callable[["ClipConfig", Optional["Cache"]], Embedder]
 
 
-_BUILT_IN = {DEFAULT_EMBEDDER: "viddiff.backends.clip:ClipEmbedder"}
-"""Built-in embedders by ``module:factory``: imported (with torch) only when built, not when the name is checked."""
-_FACTORIES: dict[str, EmbedderFactory] = {}
+REGISTRY: Registry[EmbedderFactory] = Registry(
+    "embedder",
+    ENTRY_POINT_GROUP,
+    {DEFAULT_EMBEDDER: "viddiff.backends.clip:ClipEmbedder"},  # imported (with torch) only when built
+    setting="localizer.clip.backend",
+    error=EmbedderChoiceError,
+    accepts=callable,
+)
 
 
 def register_embedder(name: str, factory: EmbedderFactory) -> None:
@@ -87,64 +89,23 @@ def register_embedder(name: str, factory: EmbedderFactory) -> None:
     Registering the same factory again is a no-op; another factory under a
     taken name is an error (a plug-in must not silently replace one).
     """
-    if not _NAME.fullmatch(name):
-        raise ValueError(f"embedder name {name!r} must be letters, digits, '_', '.' or '-'")
-    existing = _FACTORIES.get(name)
-    if name in _BUILT_IN or (existing is not None and existing is not factory):
-        raise ValueError(f"an embedder named {name!r} is already registered ({_BUILT_IN.get(name) or _describe(existing)})")
-    _FACTORIES[name] = factory
+    REGISTRY.register(name, factory)
 
 
 def embedder_names() -> list[str]:
-    """Registered names and names declared by installed plug-ins, sorted."""
-    return sorted(set(_BUILT_IN) | set(_FACTORIES) | {ep.name for ep in _entry_points()})
+    """Built-in, registered, then names declared by installed plug-ins."""
+    return REGISTRY.names()
 
 
 def check_embedder_name(name: str) -> str:
     """``name`` if an embedder is registered (or declared by an installed plug-in) under it."""
-    if name not in _BUILT_IN:
-        embedder_factory(name)
-    return name
+    return REGISTRY.check(name)
 
 
 def embedder_factory(name: str) -> EmbedderFactory:
-    if name in _BUILT_IN:
-        module, attr = _BUILT_IN[name].split(":")
-        return getattr(importlib.import_module(module), attr)
-    factory = _FACTORIES.get(name)
-    if factory is None:
-        factory = _load_entry_point(name)
-    if factory is None:
-        raise EmbedderChoiceError(
-            f"no embedder named {name!r}; registered: {', '.join(embedder_names())} (a plug-in registers its "
-            f"name with viddiff.backends.embedders.register_embedder, or an entry point in {ENTRY_POINT_GROUP!r})"
-        )
-    return factory
+    return REGISTRY.get(name)
 
 
 def build_embedder(cfg: "ClipConfig", cache: Optional["Cache"] = None) -> Embedder:
     """The embedder ``cfg.backend`` names, built from ``cfg`` and the shared cache."""
     return embedder_factory(cfg.backend)(cfg, cache)
-
-
-def _entry_points() -> Sequence[importlib.metadata.EntryPoint]:
-    return list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
-
-
-def _load_entry_point(name: str) -> Optional[EmbedderFactory]:
-    for entry_point in _entry_points():
-        if entry_point.name == name:
-            try:
-                factory = entry_point.load()
-            except Exception as exc:  # the plug-in's own import failed: say which one, and why
-                raise EmbedderChoiceError(
-                    f"embedder {name!r} is declared by an installed plug-in ({entry_point.value}) but fails to "
-                    f"load: {type(exc).__name__}: {exc}"
-                ) from exc
-            register_embedder(name, factory)
-            return factory
-    return None
-
-
-def _describe(factory: EmbedderFactory) -> str:
-    return f"{getattr(factory, '__module__', '?')}.{getattr(factory, '__qualname__', repr(factory))}"

@@ -10,8 +10,6 @@ See docs/extending.md.
 
 from __future__ import annotations
 
-import importlib
-from importlib.metadata import entry_points
 from typing import Any, Optional, Sequence
 
 from pydantic import BaseModel
@@ -19,47 +17,33 @@ from pydantic import BaseModel
 from viddiff.benchmarks.base import Benchmark
 from viddiff.config import Config
 from viddiff.data.dataset import Dataset
-from viddiff.errors import ConfigError
+from viddiff.plugins import Registry
 from viddiff.schema import Mode
 
 ENTRY_POINT_GROUP = "viddiff.benchmarks"
-_BUILT_IN = {
-    "viddiffbench": "viddiff.benchmarks.viddiffbench:VIDDIFFBENCH",
-    "vidic": "viddiff.benchmarks.vidic:VIDIC",
-}
-"""Built-in benchmarks: name → ``module:object``, imported on first use so ``viddiff --help`` stays fast."""
-_registered: dict[str, Benchmark] = {}
+REGISTRY: Registry[Benchmark] = Registry(
+    "benchmark",
+    ENTRY_POINT_GROUP,
+    {"viddiffbench": "viddiff.benchmarks.viddiffbench:VIDDIFFBENCH", "vidic": "viddiff.benchmarks.vidic:VIDIC"},
+    setting="data.benchmark / --benchmark",
+    accepts=lambda entry: isinstance(entry, Benchmark),
+)
+"""Built-in benchmarks are imported on first use, so ``viddiff --help`` stays fast."""
 
 
 def register(benchmark: Benchmark) -> Benchmark:
     """Make ``benchmark`` available under ``benchmark.name`` (for plug-ins that are imported, not installed)."""
-    name = benchmark.name
-    if name in _BUILT_IN or (name in _registered and _registered[name] is not benchmark):
-        raise ConfigError(f"a benchmark named {name!r} is already registered")
-    _registered[name] = benchmark
-    return benchmark
+    return REGISTRY.register(benchmark.name, benchmark)
 
 
 def names() -> list[str]:
     """Every benchmark name: the built-in ones, the registered ones, then installed plug-ins."""
-    found = [*_BUILT_IN, *_registered]
-    found += [ep.name for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in found]
-    return found
+    return REGISTRY.names()
 
 
 def get(name: str) -> Benchmark:
-    """The benchmark called ``name``; an unknown name is a ``ConfigError`` listing the known ones."""
-    if name in _registered:
-        return _registered[name]
-    if name in _BUILT_IN:
-        module, attr = _BUILT_IN[name].split(":")
-        return getattr(importlib.import_module(module), attr)
-    for ep in entry_points(group=ENTRY_POINT_GROUP, name=name):
-        benchmark = ep.load()
-        if not isinstance(benchmark, Benchmark):
-            raise ConfigError(f"entry point {ep.value!r} ({ENTRY_POINT_GROUP}: {name}) is not a Benchmark")
-        return benchmark
-    raise ConfigError(f"unknown benchmark {name!r} (data.benchmark / --benchmark); choose one of {', '.join(names())}")
+    """The benchmark called ``name``; an unknown name is a :class:`~viddiff.errors.ConfigError` listing the known ones."""
+    return REGISTRY.get(name)
 
 
 def of(cfg: Config) -> Benchmark:

@@ -3,7 +3,8 @@
 Adding a localisation ablation is one function taking a :class:`SegmentInput` and returning spans, plus one
 :class:`Segmenter` entry in :data:`SEGMENTERS`; the config's choices and the CLIP loading decision
 (``needs_clip``) come from the table. Plug-ins outside the package add an entry with
-:func:`register_segmenter` (see docs/extending.md).
+:func:`register_segmenter`, or declare one in the entry-point group ``viddiff.segmenters``
+(``NAME = package.module:SEGMENTER``) so ``--set localizer.method=NAME`` finds it (see docs/extending.md).
 
 Every segmenter returns the same thing as ``viterbi.stage_spans``: one ``[start, end)`` span of sampled-frame
 positions per stage, never empty. The inputs that cost CLIP forwards (scores, similarities) are callables, so
@@ -27,9 +28,16 @@ from viddiff.localizer.segment import (
     segment_random,
     segment_uniform,
 )
+from viddiff.errors import ViddiffError
 from viddiff.localizer.viterbi import stage_spans, viterbi_segment
+from viddiff.plugins import Registry
 
 Spans = list[tuple[int, int]]
+ENTRY_POINT_GROUP = "viddiff.segmenters"
+
+
+class SegmenterChoiceError(ViddiffError, ValueError):
+    """``localizer.method`` names no segmenter, or a plug-in's that cannot be loaded."""
 
 
 @dataclass(frozen=True)
@@ -133,15 +141,25 @@ SEGMENTERS: dict[str, Segmenter] = {
 """Built-in ``localizer.method`` choices, the method first."""
 
 
+REGISTRY: Registry[Segmenter] = Registry(
+    "segmenter",
+    ENTRY_POINT_GROUP,
+    SEGMENTERS,
+    setting="localizer.method",
+    error=SegmenterChoiceError,
+    accepts=lambda entry: isinstance(entry, Segmenter),
+)
+
+
 def register_segmenter(name: str, segmenter: Segmenter) -> None:
     """Add a plug-in segmenter; ``localizer.method=<name>`` then selects it. Built-in names cannot be replaced."""
-    if name in SEGMENTERS and SEGMENTERS[name] is not segmenter:
-        raise ValueError(f"a segmenter named {name!r} is already registered")
-    SEGMENTERS[name] = segmenter
+    REGISTRY.register(name, segmenter)
+
+
+def segmenter_names() -> list[str]:
+    """The built-in segmenters in table order (the method first), then registered and installed ones."""
+    return REGISTRY.names()
 
 
 def get_segmenter(name: str) -> Segmenter:
-    try:
-        return SEGMENTERS[name]
-    except KeyError:
-        raise ValueError(f"unknown localizer.method {name!r}; choose one of {', '.join(SEGMENTERS)}") from None
+    return REGISTRY.get(name)
