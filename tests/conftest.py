@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
-from typing import Iterator
+from types import ModuleType
+from typing import Callable, Iterator
 
 import pytest
 
@@ -11,6 +14,9 @@ from viddiff.data.synthetic import write_synthetic_benchmark
 from viddiff.testing import offline_overrides
 from viddiff.testing.fake_openai import FakeOpenAIServer
 from viddiff.testing.responders import ScriptedModel
+
+DOCS_EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
+"""The worked examples of docs/extending.md, which tests import and run."""
 
 
 @pytest.fixture(scope="session")
@@ -58,3 +64,21 @@ def copy_dataset(synth_dir: Path, tmp_path: Path):
         return out
 
     return make
+
+
+def _import_docs_example(name: str) -> ModuleType:
+    module_name = f"viddiff_docs_{name}"
+    if module_name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(module_name, DOCS_EXAMPLES / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[module_name]
+
+
+@pytest.fixture(scope="session")
+def docs_example() -> Callable[[str], ModuleType]:
+    """``docs_example(name)``: ``docs/examples/<name>.py`` imported once per process (importing an example
+    may register a plug-in, which must happen once)."""
+    return _import_docs_example

@@ -4,13 +4,14 @@
   directory on PYTHONPATH, as ``pip install`` of a plug-in would leave it), writes its fixture, is run by
   VidDiff and is scored end to end through ``viddiff eval``;
 - ``docs/examples/toy_method.py`` runs through ``run_benchmark`` (resume included) and ``viddiff audit``;
-- ``docs/examples/toy_segmenter.py`` is selected by ``localizer.method`` and embeds half the frames.
+- ``docs/examples/toy_segmenter.py`` is selected by ``localizer.method`` (Python, and the CLI through an
+  entry point) and embeds half the frames;
+- the page shows every example file (these and the backend ones) as it is.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import math
 import os
@@ -18,7 +19,6 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 import yaml
@@ -30,27 +30,14 @@ from viddiff.pipeline import run_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "extending.md"
-EXAMPLES = ROOT / "docs" / "examples"
+EXAMPLES = ROOT / "docs" / "examples"  # also what conftest's docs_example imports from
 
 
-def example(name: str) -> ModuleType:
-    """``docs/examples/<name>.py``, imported once per process."""
-    module_name = f"viddiff_docs_{name}"
-    if module_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(module_name, EXAMPLES / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[module_name]
-
-
-def test_the_doc_shows_each_example_file_whole() -> None:
-    text = DOC.read_text()
-    for name in ("toy_benchmark", "toy_method", "toy_segmenter"):
-        shown = re.search(rf"```python\n# docs/examples/{name}.py\n(.*?)```", text, re.S)
-        assert shown is not None, f"{DOC.name} does not show docs/examples/{name}.py"
-        assert shown.group(1) == (EXAMPLES / f"{name}.py").read_text(), f"outdated copy of {name}.py"
+@pytest.mark.parametrize("name", ["toy_benchmark", "toy_method", "toy_segmenter", "toy_embedder", "function_chat"])
+def test_the_doc_shows_each_example_file_whole(name: str) -> None:
+    shown = re.search(rf"```python\n# docs/examples/{name}.py\n(.*?)```", DOC.read_text(), re.S)
+    assert shown is not None, f"{DOC.name} does not show docs/examples/{name}.py"
+    assert shown.group(1) == (EXAMPLES / f"{name}.py").read_text(), f"{DOC.name} shows an outdated copy of {name}.py"
 
 
 @pytest.fixture
@@ -101,8 +88,10 @@ def test_a_benchmark_from_outside_is_synthesised_run_and_scored_through_the_cli(
     assert run_metrics["n"] == len(rows)
 
 
-def test_a_method_from_outside_runs_resumes_and_scores_like_the_built_in_ones(synth_dir: Path, tmp_path: Path) -> None:
-    brightness = example("toy_method").BrightnessMethod
+def test_a_method_from_outside_runs_resumes_and_scores_like_the_built_in_ones(
+    docs_example, synth_dir: Path, tmp_path: Path
+) -> None:
+    brightness = docs_example("toy_method").BrightnessMethod
     cfg = load_config(None, [f"data.dataset={synth_dir}", f"cache.path={tmp_path / 'cache.sqlite'}"])
     out = tmp_path / "run"
     first = run_benchmark(cfg, mode="closed", splits=None, output_dir=out, method=brightness)
@@ -128,8 +117,10 @@ def test_viddiff_audit_puts_a_plugged_in_method_through_the_swap_and_same_video_
     assert overall["same_video_decisive_rate"]["value"] == 0.0
 
 
-def test_a_segmenter_from_outside_is_chosen_by_config_and_embeds_half_the_frames(synth_dir: Path, offline_sets) -> None:
-    example("toy_segmenter")  # importing it registers "viterbi_half"
+def test_a_segmenter_from_outside_is_chosen_by_config_and_embeds_half_the_frames(
+    docs_example, synth_dir: Path, offline_sets
+) -> None:
+    docs_example("toy_segmenter")  # importing it registers "viterbi_half"
     sample = load_dataset(DataConfig(dataset=str(synth_dir)))[2]
     config = load_config(None, [*offline_sets[1::2], "localizer.method=viterbi_half"])
 

@@ -9,14 +9,11 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -28,20 +25,7 @@ from viddiff.testing.fake_openai import request_from_messages
 from viddiff.testing.responders import ScriptedModel
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "extending.md"
 EXAMPLES = ROOT / "docs" / "examples"
-
-
-def example(name: str) -> ModuleType:
-    """``docs/examples/<name>.py``, imported once per process (importing the embedder registers it)."""
-    module_name = f"viddiff_docs_{name}"
-    if module_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(module_name, EXAMPLES / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[module_name]
 
 
 def scripted_generate(messages: list[dict]) -> str:
@@ -55,17 +39,8 @@ def pair(synth_dir: Path) -> tuple[str, str]:
     return sample.videos[0].path, sample.videos[1].path
 
 
-def test_the_doc_shows_each_example_file_whole() -> None:
-    text = DOC.read_text()
-    for name in ("toy_embedder", "function_chat"):
-        source = (EXAMPLES / f"{name}.py").read_text()
-        shown = re.search(rf"```python\n# docs/examples/{name}.py\n(.*?)```", text, re.S)
-        assert shown is not None, f"{DOC.name} does not show docs/examples/{name}.py"
-        assert shown.group(1) == source, f"{DOC.name} shows an outdated copy of docs/examples/{name}.py"
-
-
-def test_the_toy_embedder_is_chosen_by_config_and_localises_a_comparison(pair, offline_sets) -> None:
-    toy = example("toy_embedder")
+def test_the_toy_embedder_is_chosen_by_config_and_localises_a_comparison(docs_example, pair, offline_sets) -> None:
+    toy = docs_example("toy_embedder")
     config = load_config(None, [*offline_sets[1::2], "localizer.clip.backend=toy_grid"])
 
     async def go():
@@ -105,8 +80,10 @@ def test_the_toy_embedder_is_chosen_from_the_cli_through_its_entry_point(pair, o
     assert loaded == "open_clip loaded: False"
 
 
-def test_the_function_chat_serves_a_comparison_and_the_open_judge(pair, offline_sets, synth_dir, scripted_server) -> None:
-    chat_module = example("function_chat")
+def test_the_function_chat_serves_a_comparison_and_the_open_judge(
+    docs_example, pair, offline_sets, synth_dir, scripted_server
+) -> None:
+    chat_module = docs_example("function_chat")
     chat = chat_module.FunctionChat(scripted_generate)
     config = load_config(None, offline_sets[1::2])
     served_before = len(scripted_server.requests)
