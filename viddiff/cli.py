@@ -48,7 +48,9 @@ def _global_flags(*, with_defaults: bool) -> argparse.ArgumentParser:
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", help="YAML config file (default: the built-in defaults; configs/paper.yaml is the released setting exactly)")
+    p.add_argument(
+        "--config", help="YAML config file (default: the built-in defaults; configs/paper.yaml is the released setting)"
+    )
     p.add_argument(
         "--set",
         dest="overrides",

@@ -19,6 +19,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from viddiff.errors import ViddiffError
 from viddiff.localizer.coarse_to_fine import coarse_to_fine_segment
 from viddiff.localizer.scores import stage_costs
 from viddiff.localizer.segment import (
@@ -28,7 +29,6 @@ from viddiff.localizer.segment import (
     segment_random,
     segment_uniform,
 )
-from viddiff.errors import ViddiffError
 from viddiff.localizer.viterbi import stage_spans, viterbi_segment
 from viddiff.plugins import Registry
 
