@@ -5,11 +5,13 @@ OpenAI-compatible test server (synthetic videos, random-weight tiny CLIP), then 
 the user sees, the exit code, what is on disk, and whether `--resume` (after the cause is fixed)
 finishes with predictions identical to a clean run. Prints a Markdown table.
 
-    python bench/run_integrity.py            # about 20 minutes on 2 cores (each run is a new process)
+    python bench/run_integrity.py                      # about 20 minutes on 2 cores (each run is a new process)
+    python bench/run_integrity.py --only cost_cap      # one scenario (a method of Bench)
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import os
@@ -35,6 +37,15 @@ POISON = "POISONED"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "OPENAI_API_KEY": "dummy-key"}
 
 
+def _wait_while_running(proc: subprocess.Popen, ready: Callable[[], bool]) -> None:
+    """Poll until ``ready()``; a process that exits first is a broken scenario, reported with its stderr."""
+    while not ready():
+        if proc.poll() is not None:
+            _, err = proc.communicate()
+            raise RuntimeError(f"the run exited with {proc.returncode} before the scenario could go on: {err}")
+        time.sleep(0.02)
+
+
 def _limit_file_size(limit: int) -> Callable[[], None]:
     def apply() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -50,6 +61,8 @@ class Bench:
         write_synthetic_benchmark(self.synth, pairs=3, seed=5)
         self.rows: list[tuple[str, str, str, str, str]] = []
         self._clean: dict[str, Path] = {}
+        self._on_synth_videos: set[Path] = set()
+        """Datasets whose rows point at the videos of ``self.synth``, outside their own folder."""
         self.n = 0
 
     # ------------------------------------------------------------------ plumbing
@@ -64,6 +77,7 @@ class Bench:
         out = self.root / f"data{self.n}"
         out.mkdir()
         (out / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        self._on_synth_videos.add(out)
         return out
 
     def args(self, server: FakeOpenAIServer, dataset: Path, out: Path, *extra: str, cache: str = "") -> list[str]:
@@ -72,6 +86,7 @@ class Bench:
             *offline_overrides(server.base_url, str(self.root / f"{cache or out.name}.sqlite")),
             "endpoints.backoff_max_s=0.2",
             "run.max_samples_in_flight=1",
+            *([f"data.video_root={self.synth}"] if dataset in self._on_synth_videos else []),
         ]
         sets = [x for item in items for x in ("--set", item)]
         return ["run", "--dataset", str(dataset), "--mode", "closed", "--output", str(out), *sets, *extra]
@@ -181,7 +196,7 @@ class Bench:
         self.add("endpoint unreachable (connection refused)", code, seen, disk, resumed)
 
     def unreadable_video(self) -> None:
-        broken = self.root / "broken.mp4"
+        broken = self.synth / "broken.mp4"  # inside data.video_root, so only its bytes are wrong
         broken.write_bytes(b"\x00" * 4096)
         saved: dict = {}
 
@@ -216,8 +231,7 @@ class Bench:
         out = self.root / "two-writers"
         with FakeOpenAIServer(ScriptedModel(), latency_s=0.2) as server:
             first = self.cli(self.args(server, data, out), wait=False)
-            while not (out / ".viddiff.lock").exists() or not (out / ".viddiff.lock").read_text():
-                time.sleep(0.05)
+            _wait_while_running(first, lambda: (out / ".viddiff.lock").exists() and bool((out / ".viddiff.lock").read_text()))
             code, seen = self.cli(self.args(server, data, out))
             first.communicate(timeout=600)
             self.add(
@@ -231,8 +245,7 @@ class Bench:
         out = self.root / "killed"
         with FakeOpenAIServer(ScriptedModel(), latency_s=0.1) as server:
             proc = self.cli(self.args(server, data, out), wait=False)
-            while not (out / "samples.jsonl").exists() or (out / "samples.jsonl").read_bytes().count(b"\n") < 1:
-                time.sleep(0.02)
+            _wait_while_running(proc, lambda: (out / "samples.jsonl").exists() and (out / "samples.jsonl").read_bytes().count(b"\n") >= 1)
             time.sleep(0.4)
             proc.send_signal(signal.SIGKILL)
             proc.communicate()
@@ -264,7 +277,7 @@ class Bench:
             code, seen = self.cli(self.args(server, data, out, "--set", "run.max_cost_usd=0.8"))
             disk = _disk(out)
             resumed = self.resume(server, data, out, "--set", "run.max_cost_usd=5")
-        self.add("run.max_cost_usd=0.80 (each call billed 20k tokens at gpt-4o prices)", code, seen, disk, resumed + " (budget raised to 5)")
+        self.add("run.max_cost_usd=0.80 (each call billed 20k prompt tokens at list prices)", code, seen, disk, resumed + " (budget raised to 5)")
 
     def file_size_limit(self) -> None:
         data = self.dataset()
@@ -378,10 +391,17 @@ def _disk(out: Path) -> str:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", metavar="SCENARIO", help="run these Bench methods only, e.g. cost_cap")
+    args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="viddiff-integrity-"))
     bench = Bench(root)
     try:
-        bench.run_all()
+        if args.only:
+            for name in args.only:
+                getattr(bench, name)()
+        else:
+            bench.run_all()
     finally:
         print(bench.table())
         shutil.rmtree(root, ignore_errors=True)
