@@ -92,6 +92,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
+    for add_command in (_add_run, _add_compare, _add_eval, _add_baseline, _add_ablate, _add_audit, _add_data, _add_cache):
+        add_command(sub, flags)
+    return parser
+
+
+def _add_run(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
+    """viddiff run: the method on a benchmark, then scoring."""
     run = sub.add_parser("run", help="run the VidDiff method on a benchmark and score it", parents=flags)
     _add_dataset_args(run)
     run.add_argument("--mode", choices=MODES, help=MODE_HELP)
@@ -118,6 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_args(run)
     run.set_defaults(handler="viddiff.commands.run:cli_run")
 
+
+def _add_compare(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
+    """viddiff compare: two of the user's own videos."""
     cmp_ = sub.add_parser("compare", help="compare two of your own videos", parents=flags)
     cmp_.add_argument("video_a", help="video A: a video file (.mp4, .mov, .webm, ...) or a directory of frame images")
     cmp_.add_argument("video_b", help="video B, the same kinds as video A")
@@ -161,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_args(cmp_)
     cmp_.set_defaults(handler="viddiff.commands.compare:cli_compare")
 
+
+def _add_eval(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
+    """viddiff eval: score any predictions file."""
     ev = sub.add_parser(
         "eval", help="score a predictions file in its benchmark's format (--benchmark)", parents=flags
     )
@@ -180,6 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_args(ev)
     ev.set_defaults(handler="viddiff.commands.evaluate:cli_eval")
 
+
+def _add_baseline(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
+    """viddiff baseline: an LMM given the frames of both videos."""
     base = sub.add_parser(
         "baseline", help="LMM baseline: frames of both videos to a multimodal chat model", parents=flags
     )
@@ -193,6 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_args(base)
     base.set_defaults(handler="viddiff.commands.run:cli_baseline")
 
+
+def _add_ablate(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
+    """viddiff ablate: every localizer variant on shared proposals."""
     abl = sub.add_parser(
         "ablate", help="all localizer variants over one split, one table beside the paper's", parents=flags
     )
@@ -210,6 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_args(abl)
     abl.set_defaults(handler="viddiff.ablate:cli_ablate")
 
+
+def _add_audit(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
+    """viddiff audit: original, swapped and identical-video runs."""
     aud = sub.add_parser(
         "audit",
         help="answer consistency: the same samples in the original order, with A and B swapped, and on identical videos",
@@ -229,6 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_args(aud)
     aud.set_defaults(handler="viddiff.audit.cli:cli_audit")
 
+
+def _add_data(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
+    """viddiff data synth|check|download."""
     data = sub.add_parser("data", help="dataset tools", parents=flags)
     data_sub = data.add_subparsers(dest="data_command", metavar="DATA_COMMAND")
     data_sub.required = True
@@ -261,6 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_args(download)
     download.set_defaults(handler="viddiff.commands.data:cli_download")
 
+
+def _add_cache(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
+    """viddiff cache stats|clear."""
     cache = sub.add_parser("cache", help="model-call cache tools", parents=flags)
     cache_sub = cache.add_subparsers(dest="cache_command", metavar="CACHE_COMMAND")
     cache_sub.required = True
@@ -270,7 +298,6 @@ def build_parser() -> argparse.ArgumentParser:
     clear = cache_sub.add_parser("clear", help="delete every cached entry", parents=flags)
     _add_config_args(clear)
     clear.set_defaults(handler="viddiff.cache:cli_clear")
-    return parser
 
 
 def _resolve(spec: str) -> Handler:

@@ -223,193 +223,198 @@ class FakeHubServer:
             self.requests.append(request)
 
 
-def _handler(hub: FakeHubServer, *, cdn: bool) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+class _HubHandler(BaseHTTPRequestHandler):
+    """One request to the fake Hub; ``hub`` and ``cdn`` (which of its two servers) are set by :func:`_handler`."""
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - quiet test output
-            pass
+    hub: FakeHubServer
+    cdn: bool
+    protocol_version = "HTTP/1.1"
 
-        def do_HEAD(self) -> None:
-            self._dispatch(head=True)
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - quiet test output
+        pass
 
-        def do_GET(self) -> None:
-            self._dispatch(head=False)
+    def do_HEAD(self) -> None:
+        self._dispatch(head=True)
 
-        # -------------------------------------------------------------- routing
+    def do_GET(self) -> None:
+        self._dispatch(head=False)
 
-        def _dispatch(self, head: bool) -> None:
-            split = urlsplit(self.path)
-            segments = [unquote(s) for s in split.path.split("/")[1:]]
-            hub._record(
-                HubRequest(
-                    method=self.command,
-                    path="/" + "/".join(segments),
-                    query=split.query,
-                    range=self.headers.get("Range"),
-                    cdn=cdn,
-                )
+    # -------------------------------------------------------------- routing
+
+    def _dispatch(self, head: bool) -> None:
+        split = urlsplit(self.path)
+        segments = [unquote(s) for s in split.path.split("/")[1:]]
+        self.hub._record(
+            HubRequest(
+                method=self.command,
+                path="/" + "/".join(segments),
+                query=split.query,
+                range=self.headers.get("Range"),
+                cdn=self.cdn,
             )
-            if cdn:
-                if len(segments) == 2 and segments[0] == "lfs":
-                    f = hub._lfs_file(segments[1])
-                    if f is not None:
-                        return self._send_file(f, head, extra={"ETag": f'"{f.sha256}"'})
-                return self._error(404, "EntryNotFound", "no such object")
-            if len(segments) >= 3 and segments[:1] == ["api"] and segments[1] == "datasets":
-                return self._api(segments[2:], parse_qs(split.query), head)
-            if len(segments) >= 6 and segments[0] == "datasets" and segments[3] == "resolve":
-                return self._resolve("/".join(segments[1:3]), segments[4], "/".join(segments[5:]), head)
-            self._error(404, None, f"not a Hub route: {split.path}")
+        )
+        if self.cdn:
+            if len(segments) == 2 and segments[0] == "lfs":
+                f = self.hub._lfs_file(segments[1])
+                if f is not None:
+                    return self._send_file(f, head, extra={"ETag": f'"{f.sha256}"'})
+            return self._error(404, "EntryNotFound", "no such object")
+        if len(segments) >= 3 and segments[:1] == ["api"] and segments[1] == "datasets":
+            return self._api(segments[2:], parse_qs(split.query), head)
+        if len(segments) >= 6 and segments[0] == "datasets" and segments[3] == "resolve":
+            return self._resolve("/".join(segments[1:3]), segments[4], "/".join(segments[5:]), head)
+        self._error(404, None, f"not a Hub route: {split.path}")
 
-        def _api(self, rest: list[str], query: dict[str, list[str]], head: bool) -> None:
-            repo = "/".join(rest[:2])
-            if repo not in hub.repos:
-                return self._error(404, "RepoNotFound", f"Repository not found: {repo}")
-            tail = rest[2:]
-            if not tail or tail[0] == "revision":
-                revision = hub._revision(repo, tail[1] if len(tail) > 1 else "main")
-                if revision is None:
-                    return self._error(404, "RevisionNotFound", f"Invalid rev id: {tail[1]}")
-                info = {
-                    "id": repo,
-                    "sha": revision.commit,
-                    "private": False,
-                    "siblings": [{"rfilename": p} for p in revision.files],
-                }
-                return self._json(info, head)
-            if tail[0] == "tree" and len(tail) >= 2:
-                revision = hub._revision(repo, tail[1])
-                if revision is None:
-                    return self._error(404, "RevisionNotFound", f"Invalid rev id: {tail[1]}")
-                return self._tree(repo, revision, "/".join(tail[2:]), query, head)
-            self._error(404, None, f"unsupported API route for {repo}: {'/'.join(tail)}")
-
-        def _tree(self, repo: str, revision: Revision, under: str, query: dict[str, list[str]], head: bool) -> None:
-            recursive = query.get("recursive", ["false"])[0].lower() == "true"
-            prefix = f"{under}/" if under else ""
-            if under and under not in revision.folders():
-                return self._error(404, "EntryNotFound", f"{under} does not exist on {revision.name}")
-            entries = []
-            for folder in revision.folders():
-                if folder.startswith(prefix) and (recursive or "/" not in folder[len(prefix) :]):
-                    oid = hashlib.sha1(folder.encode()).hexdigest()
-                    entries.append({"type": "directory", "oid": oid, "size": 0, "path": folder})
-            for f in revision.files.values():
-                if f.path.startswith(prefix) and (recursive or "/" not in f.path[len(prefix) :]):
-                    entry = {"type": "file", "oid": f.git_oid, "size": f.size, "path": f.path}
-                    if f.lfs:
-                        entry["lfs"] = {"oid": f.sha256, "size": f.size, "pointerSize": 134}
-                    entries.append(entry)
-            entries.sort(key=lambda e: e["path"])
-            start = int(query.get("cursor", ["0"])[0])
-            page = entries[start : start + hub.page_size]
-            headers = {}
-            if start + hub.page_size < len(entries):
-                path = f"/api/datasets/{repo}/tree/{quote(revision.commit, safe='')}"
-                path += f"/{quote(under, safe='')}" if under else ""
-                nxt = f"{hub.url}{path}?recursive={str(recursive).lower()}&cursor={start + hub.page_size}"
-                headers["Link"] = f'<{nxt}>; rel="next"'
-            self._json(page, head, extra=headers)
-
-        def _resolve(self, repo: str, rev: str, path: str, head: bool) -> None:
-            if repo not in hub.repos:
-                return self._error(404, "RepoNotFound", f"Repository not found: {repo}")
-            revision = hub._revision(repo, rev)
+    def _api(self, rest: list[str], query: dict[str, list[str]], head: bool) -> None:
+        repo = "/".join(rest[:2])
+        if repo not in self.hub.repos:
+            return self._error(404, "RepoNotFound", f"Repository not found: {repo}")
+        tail = rest[2:]
+        if not tail or tail[0] == "revision":
+            revision = self.hub._revision(repo, tail[1] if len(tail) > 1 else "main")
             if revision is None:
-                return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}")
-            f = revision.files.get(path)
-            if f is None:
-                missing = f"{path} does not exist on {rev}"
-                return self._error(404, "EntryNotFound", missing, {"X-Repo-Commit": revision.commit})
-            common = {"X-Repo-Commit": revision.commit}
-            if f.lfs:
-                self.send_response(302)
-                for name, value in {
-                    **common,
-                    "Location": f"{hub.cdn_url}/lfs/{f.sha256}",
-                    "X-Linked-Etag": f'"{f.sha256}"',
-                    "X-Linked-Size": str(f.size),
-                    "ETag": f'"{f.git_oid}"',
-                    "Content-Length": "0",
-                }.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                return
-            self._send_file(f, head, extra={**common, "ETag": f'"{f.git_oid}"'})
-
-        # -------------------------------------------------------------- responses
-
-        def _send_file(self, f: ServedFile, head: bool, extra: dict[str, str]) -> None:
-            if not head and f.path in hub.faults.deny:
-                return self._error(403, None, f"access to {f.path} denied")
-            data = f.local.read_bytes()
-            if f.path in hub.faults.corrupt and data:
-                data = bytes([data[0] ^ 0xFF]) + data[1:]
-            start = 0
-            asked = self.headers.get("Range")
-            if asked and f.path not in hub.faults.ignore_range and asked.startswith("bytes=") and asked.endswith("-"):
-                start = int(asked[len("bytes=") : -1])
-            if start > len(data):
-                self.send_response(416)
-                self.send_header("Content-Range", f"bytes */{len(data)}")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-            body = data[start:]
-            self.send_response(206 if start else 200)
-            headers = {
-                **extra,
-                "Content-Length": str(len(body)),
-                "Accept-Ranges": "bytes",
-                "Content-Type": "application/octet-stream",
+                return self._error(404, "RevisionNotFound", f"Invalid rev id: {tail[1]}")
+            info = {
+                "id": repo,
+                "sha": revision.commit,
+                "private": False,
+                "siblings": [{"rfilename": p} for p in revision.files],
             }
-            if start:
-                headers["Content-Range"] = f"bytes {start}-{len(data) - 1}/{len(data)}"
-            for name, value in headers.items():
+            return self._json(info, head)
+        if tail[0] == "tree" and len(tail) >= 2:
+            revision = self.hub._revision(repo, tail[1])
+            if revision is None:
+                return self._error(404, "RevisionNotFound", f"Invalid rev id: {tail[1]}")
+            return self._tree(repo, revision, "/".join(tail[2:]), query, head)
+        self._error(404, None, f"unsupported API route for {repo}: {'/'.join(tail)}")
+
+    def _tree(self, repo: str, revision: Revision, under: str, query: dict[str, list[str]], head: bool) -> None:
+        recursive = query.get("recursive", ["false"])[0].lower() == "true"
+        prefix = f"{under}/" if under else ""
+        if under and under not in revision.folders():
+            return self._error(404, "EntryNotFound", f"{under} does not exist on {revision.name}")
+        entries = []
+        for folder in revision.folders():
+            if folder.startswith(prefix) and (recursive or "/" not in folder[len(prefix) :]):
+                oid = hashlib.sha1(folder.encode()).hexdigest()
+                entries.append({"type": "directory", "oid": oid, "size": 0, "path": folder})
+        for f in revision.files.values():
+            if f.path.startswith(prefix) and (recursive or "/" not in f.path[len(prefix) :]):
+                entry = {"type": "file", "oid": f.git_oid, "size": f.size, "path": f.path}
+                if f.lfs:
+                    entry["lfs"] = {"oid": f.sha256, "size": f.size, "pointerSize": 134}
+                entries.append(entry)
+        entries.sort(key=lambda e: e["path"])
+        start = int(query.get("cursor", ["0"])[0])
+        page = entries[start : start + self.hub.page_size]
+        headers = {}
+        if start + self.hub.page_size < len(entries):
+            path = f"/api/datasets/{repo}/tree/{quote(revision.commit, safe='')}"
+            path += f"/{quote(under, safe='')}" if under else ""
+            nxt = f"{self.hub.url}{path}?recursive={str(recursive).lower()}&cursor={start + self.hub.page_size}"
+            headers["Link"] = f'<{nxt}>; rel="next"'
+        self._json(page, head, extra=headers)
+
+    def _resolve(self, repo: str, rev: str, path: str, head: bool) -> None:
+        if repo not in self.hub.repos:
+            return self._error(404, "RepoNotFound", f"Repository not found: {repo}")
+        revision = self.hub._revision(repo, rev)
+        if revision is None:
+            return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}")
+        f = revision.files.get(path)
+        if f is None:
+            missing = f"{path} does not exist on {rev}"
+            return self._error(404, "EntryNotFound", missing, {"X-Repo-Commit": revision.commit})
+        common = {"X-Repo-Commit": revision.commit}
+        if f.lfs:
+            self.send_response(302)
+            for name, value in {
+                **common,
+                "Location": f"{self.hub.cdn_url}/lfs/{f.sha256}",
+                "X-Linked-Etag": f'"{f.sha256}"',
+                "X-Linked-Size": str(f.size),
+                "ETag": f'"{f.git_oid}"',
+                "Content-Length": "0",
+            }.items():
                 self.send_header(name, value)
             self.end_headers()
-            if head:
-                return
-            cut = hub._take_cut(f.path)
-            limit = len(body) if cut is None else max(0, min(cut - start, len(body)))
-            rate = hub.faults.throttle_bytes_per_s
-            sent = 0
-            try:
-                while sent < limit:
-                    chunk = body[sent : min(limit, sent + _CHUNK)]
-                    self.wfile.write(chunk)
-                    self.wfile.flush()
-                    sent += len(chunk)
-                    if rate:
-                        time.sleep(len(chunk) / rate)
-            except (BrokenPipeError, ConnectionResetError):
-                return
-            if cut is not None:
-                self.close_connection = True
-                self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        self._send_file(f, head, extra={**common, "ETag": f'"{f.git_oid}"'})
 
-        def _json(self, payload: object, head: bool, extra: Optional[dict[str, str]] = None) -> None:
-            body = json.dumps(payload).encode()
-            self.send_response(200)
-            headers = {**(extra or {}), "Content-Type": "application/json", "Content-Length": str(len(body))}
-            for name, value in headers.items():
-                self.send_header(name, value)
+    # -------------------------------------------------------------- responses
+
+    def _send_file(self, f: ServedFile, head: bool, extra: dict[str, str]) -> None:
+        if not head and f.path in self.hub.faults.deny:
+            return self._error(403, None, f"access to {f.path} denied")
+        data = f.local.read_bytes()
+        if f.path in self.hub.faults.corrupt and data:
+            data = bytes([data[0] ^ 0xFF]) + data[1:]
+        start = 0
+        asked = self.headers.get("Range")
+        if asked and f.path not in self.hub.faults.ignore_range and asked.startswith("bytes=") and asked.endswith("-"):
+            start = int(asked[len("bytes=") : -1])
+        if start > len(data):
+            self.send_response(416)
+            self.send_header("Content-Range", f"bytes */{len(data)}")
+            self.send_header("Content-Length", "0")
             self.end_headers()
-            if not head:
-                self.wfile.write(body)
+            return
+        body = data[start:]
+        self.send_response(206 if start else 200)
+        headers = {
+            **extra,
+            "Content-Length": str(len(body)),
+            "Accept-Ranges": "bytes",
+            "Content-Type": "application/octet-stream",
+        }
+        if start:
+            headers["Content-Range"] = f"bytes {start}-{len(data) - 1}/{len(data)}"
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if head:
+            return
+        cut = self.hub._take_cut(f.path)
+        limit = len(body) if cut is None else max(0, min(cut - start, len(body)))
+        rate = self.hub.faults.throttle_bytes_per_s
+        sent = 0
+        try:
+            while sent < limit:
+                chunk = body[sent : min(limit, sent + _CHUNK)]
+                self.wfile.write(chunk)
+                self.wfile.flush()
+                sent += len(chunk)
+                if rate:
+                    time.sleep(len(chunk) / rate)
+        except (BrokenPipeError, ConnectionResetError):
+            return
+        if cut is not None:
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
 
-        def _error(self, status: int, code: Optional[str], message: str, extra: Optional[dict[str, str]] = None) -> None:
-            body = json.dumps({"error": message}).encode()
-            self.send_response(status)
-            headers = {**(extra or {}), "Content-Type": "application/json", "Content-Length": str(len(body))}
-            if code:
-                headers["X-Error-Code"] = code
-                headers["X-Error-Message"] = message
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
+    def _json(self, payload: object, head: bool, extra: Optional[dict[str, str]] = None) -> None:
+        body = json.dumps(payload).encode()
+        self.send_response(200)
+        headers = {**(extra or {}), "Content-Type": "application/json", "Content-Length": str(len(body))}
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
 
-    return Handler
+    def _error(self, status: int, code: Optional[str], message: str, extra: Optional[dict[str, str]] = None) -> None:
+        body = json.dumps({"error": message}).encode()
+        self.send_response(status)
+        headers = {**(extra or {}), "Content-Type": "application/json", "Content-Length": str(len(body))}
+        if code:
+            headers["X-Error-Code"] = code
+            headers["X-Error-Message"] = message
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+
+def _handler(hub: FakeHubServer, *, cdn: bool) -> type[BaseHTTPRequestHandler]:
+    return type("Handler", (_HubHandler,), {"hub": hub, "cdn": cdn})
