@@ -21,12 +21,6 @@ class Verdict(BaseModel):
     answer: str
 
 
-@pytest.fixture(autouse=True)
-def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-dummy")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-
-
 def test_chat_client_is_a_chat_model_and_an_incomplete_backend_is_not() -> None:
     class TextOnly:
         async def complete_text(self, call, messages, *, stage="default", meter=None) -> str:

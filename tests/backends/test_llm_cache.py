@@ -26,12 +26,6 @@ class Verdict(BaseModel):
     answer: str
 
 
-@pytest.fixture(autouse=True)
-def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-dummy")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-
-
 @pytest.fixture
 def cache(tmp_path: Path) -> Cache:
     with Cache(tmp_path / "cache.sqlite") as c:

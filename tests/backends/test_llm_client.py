@@ -35,12 +35,6 @@ def _endpoints(server: FakeOpenAIServer, **kw: object) -> EndpointsConfig:
     return EndpointsConfig(default=EndpointConfig(base_url=server.base_url), **opts)
 
 
-@pytest.fixture(autouse=True)
-def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-dummy")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-
-
 CALL = ModelCallConfig(model="fake-model")
 
 

@@ -23,12 +23,6 @@ class Verdict(BaseModel):
     answer: str
 
 
-@pytest.fixture(autouse=True)
-def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-dummy")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-
-
 def _client(server: FakeOpenAIServer, **kw: object) -> ChatClient:
     opts = {"backoff_base_s": 0.01, "backoff_max_s": 0.05, "max_retries": 3, "timeout_s": 0.5}
     opts.update(kw)

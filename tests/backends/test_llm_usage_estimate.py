@@ -19,12 +19,6 @@ class Answer(BaseModel):
     answer: str
 
 
-@pytest.fixture(autouse=True)
-def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-dummy")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-
-
 def ask(server: FakeOpenAIServer) -> ChatClient:
     client = ChatClient(EndpointsConfig(default=EndpointConfig(base_url=server.base_url), prices=PRICES))
     frame = np.random.default_rng(0).integers(0, 255, size=(720, 1280, 3), dtype=np.uint8)

@@ -43,10 +43,7 @@ def select_keyframes(
     if num_frames == "1":
         start, end = spans[linked_stages[0]]
         return [(start + end - 1) // 2]
-    if num_frames != "gt_1":
-        raise ValueError(f"num_frames must be '1' or 'gt_1', got {num_frames!r}")
-    if n_frames < 1 or not fps > 0 or not frame_sep_s > 0:
-        raise ValueError(f"need n_frames >= 1, fps > 0 and frame_sep_s > 0, got {n_frames}, {fps}, {frame_sep_s}")
+    _check_burst(num_frames, n_frames, fps, frame_sep_s)
     if n_total <= n_frames:
         return list(range(n_total))
     start = min(spans[k][0] for k in linked_stages)
@@ -58,6 +55,13 @@ def select_keyframes(
     width = (n_frames - 1) * step
     first = min(max(centre - width // 2, 0), n_total - 1 - width)
     return list(range(first, first + width + 1, step))
+
+
+def _check_burst(num_frames: NumFrames, n_frames: int, fps: float, frame_sep_s: float) -> None:
+    if num_frames != "gt_1":
+        raise ValueError(f"num_frames must be '1' or 'gt_1', got {num_frames!r}")
+    if n_frames < 1 or not fps > 0 or not frame_sep_s > 0:
+        raise ValueError(f"need n_frames >= 1, fps > 0 and frame_sep_s > 0, got {n_frames}, {fps}, {frame_sep_s}")
 
 
 def burst_step(n_frames: int, fps: float, frame_sep_s: float, n_total: int) -> int:
@@ -87,10 +91,7 @@ def random_keyframes(
         raise ValueError(f"n_total must be at least 1, got {n_total}")
     if num_frames == "1":
         return [int(rng.integers(n_total))]
-    if num_frames != "gt_1":
-        raise ValueError(f"num_frames must be '1' or 'gt_1', got {num_frames!r}")
-    if n_frames < 1 or not fps > 0 or not frame_sep_s > 0:
-        raise ValueError(f"need n_frames >= 1, fps > 0 and frame_sep_s > 0, got {n_frames}, {fps}, {frame_sep_s}")
+    _check_burst(num_frames, n_frames, fps, frame_sep_s)
     if n_total <= n_frames:
         return list(range(n_total))
     if n_frames == 1:
