@@ -40,7 +40,7 @@ from viddiff.testing import offline_overrides
 from viddiff.eval.prompts import FlipAnswer, MatchAnswer
 from viddiff.testing.fake_openai import ChatRequest, FakeOpenAIServer
 from viddiff.testing.responders import ScriptedModel
-from viddiff.video_write import write_video
+from viddiff.video.write import write_video
 from viddiff.video import read_video
 
 PAPER_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "paper.yaml"

@@ -37,7 +37,7 @@ from viddiff.data.synth_actions import ACTIONS
 from viddiff.data.synthetic import render_performance, sample_pair
 from viddiff.testing.fake_openai import FakeOpenAIServer
 from viddiff.testing.responders import ScriptedModel
-from viddiff.video_write import write_video
+from viddiff.video.write import write_video
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 PRESET_FILES = {"paper": "paper.yaml", "cpu-balanced": "cpu-balanced.yaml", "cpu-fast": "cpu-fast.yaml"}

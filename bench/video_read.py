@@ -62,7 +62,7 @@ def synthetic_frames(n_frames: int, width: int, height: int, seed: int = 0) -> I
 
 def ensure_video(workdir: Path, seconds: float, fps: int, width: int, height: int) -> Path:
     """Generate the benchmark video unless the cached one exists; write atomically."""
-    from viddiff.video_write import write_video
+    from viddiff.video.write import write_video
 
     path = workdir / f"long_{seconds:g}s_{width}x{height}_{fps}fps.mp4"
     if path.exists():

@@ -112,7 +112,7 @@ def test_large_clip_model_on_cpu_warns_once_with_the_presets(pair, offline_confi
         finally:
             await vd.aclose()
 
-    with caplog.at_level("WARNING", logger="viddiff.api"):
+    with caplog.at_level("WARNING", logger="viddiff.methods.viddiff"):
         asyncio.run(go())
     warnings = [r.getMessage() for r in caplog.records if "CLIP ViT-bigG-14 on the CPU" in r.getMessage()]
     assert len(warnings) == 1

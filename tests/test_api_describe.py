@@ -13,7 +13,7 @@ from viddiff.api import VidDiff
 from viddiff.config import Config, DataConfig, load_config
 from viddiff.data.viddiffbench import load_dataset
 from viddiff.benchmarks.vidic.data import CATEGORIES, CATEGORY_NAMES
-from viddiff.render import render_description
+from viddiff.methods.description import render_description
 from viddiff.errors import ViddiffError
 from viddiff.proposer.propose import WHOLE_VIDEO
 from viddiff.schema import Sample, SampleResult, VideoRef

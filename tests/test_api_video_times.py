@@ -11,7 +11,7 @@ import pytest
 import viddiff
 from viddiff.config import load_config
 from viddiff.testing.fake_openai import FakeOpenAIServer
-from viddiff.video_write import write_video
+from viddiff.video.write import write_video
 
 BURST_THEN_GAPS = [i / 30 for i in range(21)] + [0.7 + 0.5 * k for k in range(1, 8)]
 

@@ -26,7 +26,7 @@ import pytest
 from viddiff.cli import main
 from viddiff.console import ONCE_PER_RUN, ConsoleHandler, console_session, stage_progress
 from viddiff.testing.fake_openai import FakeOpenAIServer
-from viddiff.video_write import write_video
+from viddiff.video.write import write_video
 
 CURSOR_CODES = re.compile(r"\r|\x1b\[")
 NATIVE_NOISE = ("moov atom", "video_reader.cc", "[mov,mp4", "@ 0x", "Parsing model identifier", "x265 [")
@@ -95,22 +95,22 @@ def test_session_levels_and_restore() -> None:
     root, package = logging.getLogger(), logging.getLogger("viddiff")
     before = (root.level, package.level, list(root.handlers))
     with console_session(stream=stream):
-        logging.getLogger("viddiff.pipeline").info("resuming")
+        logging.getLogger("viddiff.runs.pipeline").info("resuming")
         logging.getLogger("httpx").info("HTTP Request: POST http://x")
         logging.info("Parsing model identifier. Schema: None")  # open_clip logs through the root logger
         logging.getLogger("httpx").warning("a library warning")
-    assert "INFO viddiff.pipeline: resuming" in stream.getvalue()
+    assert "INFO viddiff.runs.pipeline: resuming" in stream.getvalue()
     assert "HTTP Request" not in stream.getvalue() and "Parsing model" not in stream.getvalue()
     assert "WARNING httpx: a library warning" in stream.getvalue()
     assert (root.level, package.level, list(root.handlers)) == before
 
     quiet, debug = io.StringIO(), io.StringIO()
     with console_session(quiet=True, stream=quiet):
-        logging.getLogger("viddiff.pipeline").info("resuming")
-        logging.getLogger("viddiff.pipeline").warning("careful")
+        logging.getLogger("viddiff.runs.pipeline").info("resuming")
+        logging.getLogger("viddiff.runs.pipeline").warning("careful")
     with console_session(debug=True, stream=debug):
         logging.getLogger("httpx").debug("HTTP Request: POST http://x")
-    assert quiet.getvalue() == "WARNING viddiff.pipeline: careful\n"
+    assert quiet.getvalue() == "WARNING viddiff.runs.pipeline: careful\n"
     assert "DEBUG httpx: HTTP Request" in debug.getvalue()
 
 

@@ -26,7 +26,7 @@ import yaml
 from viddiff.api import VidDiff
 from viddiff.config import DataConfig, load_config
 from viddiff.data.viddiffbench import load_dataset
-from viddiff.pipeline import run_benchmark
+from viddiff.runs.pipeline import run_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "extending.md"

@@ -227,7 +227,7 @@ def _add_ablate(sub: "argparse._SubParsersAction", flags: list[argparse.Argument
     abl.add_argument("--output", help="results directory (default: runs/ablate-<split>-closed)")
     abl.add_argument("--resume", action="store_true", help=RESUME_HELP)
     _add_config_args(abl)
-    abl.set_defaults(handler="viddiff.ablate:cli_ablate")
+    abl.set_defaults(handler="viddiff.runs.ablate:cli_ablate")
 
 
 def _add_audit(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:

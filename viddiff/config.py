@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from viddiff.errors import ConfigError
+from viddiff.plugins import EMBEDDERS, SEGMENTERS
 from viddiff.templates import Family, Slots, check_prompt_files
 
 _ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -183,14 +184,12 @@ class ClipConfig(_Section):
     """CPU threads for torch; ``null`` = the cores this process may use, unless torch was already limited
     (``OMP_NUM_THREADS``, ``torch.set_num_threads``) to fewer."""
     backend: str = "open_clip"
-    """Embedder by registered name (``viddiff.backends.embedders``): ``open_clip``, or a plug-in's."""
+    """Embedder by registered name (``viddiff.plugins.EMBEDDERS``): ``open_clip``, or a plug-in's."""
 
     @field_validator("backend")
     @classmethod
     def _is_a_registered_embedder(cls, value: str) -> str:
-        from viddiff.backends.embedders import check_embedder_name  # the registry, not a fixed Literal
-
-        return check_embedder_name(value)
+        return EMBEDDERS.check(value)  # the table, not a fixed Literal
 
 
 class CoarseToFineConfig(_Section):
@@ -223,9 +222,7 @@ class LocalizerConfig(_Section):
     @field_validator("method")
     @classmethod
     def _is_a_segmenter(cls, value: str) -> str:
-        from viddiff.localizer.segmenters import REGISTRY  # the table, not a fixed Literal
-
-        return REGISTRY.check(value)
+        return SEGMENTERS.check(value)  # the table, not a fixed Literal
 
 
 class DifferencerConfig(ModelCallConfig):
@@ -311,7 +308,7 @@ class BaselineConfig(ModelCallConfig):
     """The text of each difference shown in closed mode (same choice as ``differencer.statement``)."""
     max_images: Optional[int] = Field(default=None, ge=2)
     """Frame budget for A+B together; both videos are subsampled uniformly to fit.
-    ``None`` = the model's known per-request image limit (``viddiff.baselines.budget``)."""
+    ``None`` = the model's known per-request image limit (``viddiff.methods.lmm.budget``)."""
     video_input: bool = False
     """Send each video as one ``video_url`` item (vLLM Qwen2.5-VL) instead of frames."""
     image: ImageConfig = Field(default_factory=lambda: ImageConfig(max_side=512, detail="auto"))

@@ -16,6 +16,14 @@ class ConfigError(ViddiffError, ValueError):
     """A config file or override is invalid; the message names the key."""
 
 
+class EmbedderChoiceError(ViddiffError, ValueError):
+    """``localizer.clip.backend`` names no embedder, or a plug-in's that cannot be loaded."""
+
+
+class SegmenterChoiceError(ViddiffError, ValueError):
+    """``localizer.method`` names no segmenter, or a plug-in's that cannot be loaded."""
+
+
 class VideoError(ViddiffError):
     """A video is missing, unreadable, empty, or its trim is invalid."""
 

@@ -1,4 +1,19 @@
-"""Named tables of plug-ins: what benchmarks, methods, embedders and localizer segmenters have in common.
+"""Every plug-in kind of viddiff, and the one :class:`Registry` type behind them all.
+
+The kinds (each a table of named entries; a new entry touches one line here or one entry point):
+
+=============== ================================ ======================================== =========================
+kind            registry                         chosen by                                entry-point group
+=============== ================================ ======================================== =========================
+benchmark       :data:`BENCHMARKS`               ``--benchmark`` / ``data.benchmark``     ``viddiff.benchmarks``
+method          :data:`METHODS`                  ``--method``                             ``viddiff.methods``
+embedder        :data:`EMBEDDERS`                ``localizer.clip.backend``               ``viddiff.embedders``
+segmenter       :data:`SEGMENTERS`               ``localizer.method``                     ``viddiff.segmenters``
+=============== ================================ ======================================== =========================
+
+They are declared here, at the bottom of the import graph, so the config can check a name against its table
+without importing the wing that implements it (built-in entries are ``"module:attr"`` strings, imported on
+first use). Each wing keeps its own friendly functions (``register_method``, ``get_segmenter``, ...).
 
 Each kind is one :class:`Registry` with three sources of entries, looked up in this order:
 
@@ -15,9 +30,9 @@ from __future__ import annotations
 import importlib
 import re
 from importlib.metadata import EntryPoint, entry_points
-from typing import Callable, Generic, Mapping, TypeVar, Union
+from typing import Any, Callable, Generic, Mapping, TypeVar, Union
 
-from viddiff.errors import ConfigError
+from viddiff.errors import ConfigError, EmbedderChoiceError, SegmenterChoiceError
 
 T = TypeVar("T")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -34,7 +49,7 @@ class Registry(Generic[T]):
         *,
         setting: str,
         error: type[Exception] = ConfigError,
-        accepts: Callable[[object], bool] = lambda entry: True,
+        accepts: Union[Callable[[object], bool], str] = lambda entry: True,
     ):
         self.kind = kind
         """What an entry is, in messages ("benchmark")."""
@@ -46,6 +61,7 @@ class Registry(Generic[T]):
         self._built_in = built_in
         self._registered: dict[str, T] = {}
         self._accepts = accepts
+        """A predicate, or ``"module:Type"``: entries of installed plug-ins must be instances of that type."""
 
     def register(self, name: str, entry: T) -> T:
         """Make ``entry`` available as ``name``. The same entry again is a no-op; a taken name is an error
@@ -69,10 +85,7 @@ class Registry(Generic[T]):
             return self._registered[name]
         if name in self._built_in:
             entry = self._built_in[name]
-            if isinstance(entry, str):
-                module, attr = entry.split(":")
-                return getattr(importlib.import_module(module), attr)
-            return entry
+            return _resolve(entry) if isinstance(entry, str) else entry
         for ep in entry_points(group=self.group, name=name):
             return self.register(name, self._load(ep))
         raise self.error(f"unknown {self.kind} {name!r} ({self.setting}); choose one of {', '.join(self.names())}")
@@ -91,6 +104,55 @@ class Registry(Generic[T]):
                 f"{self.kind} {ep.name!r} is declared by an installed plug-in ({ep.value}) but fails to load: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
-        if not self._accepts(entry):
+        accepted = isinstance(entry, _resolve(self._accepts)) if isinstance(self._accepts, str) else self._accepts(entry)
+        if not accepted:
             raise self.error(f"entry point {ep.value!r} ({self.group}: {ep.name}) is not a {self.kind}")
         return entry
+
+
+def _resolve(reference: str) -> Any:
+    """The object a ``"module:attr"`` string names, importing the module."""
+    module, attr = reference.split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+BENCHMARKS: Registry[Any] = Registry(
+    "benchmark",
+    "viddiff.benchmarks",
+    {"viddiffbench": "viddiff.benchmarks.viddiffbench:VIDDIFFBENCH", "vidic": "viddiff.benchmarks.vidic:VIDIC"},
+    setting="data.benchmark / --benchmark",
+    accepts="viddiff.benchmarks.base:Benchmark",
+)
+"""Benchmarks (:class:`viddiff.benchmarks.base.Benchmark` objects); see :mod:`viddiff.benchmarks`."""
+
+METHODS: Registry[Any] = Registry(
+    "method",
+    "viddiff.methods",
+    {"viddiff": "viddiff.methods.viddiff:VidDiffMethod", "baseline": "viddiff.methods.lmm.baseline:LMMBaseline"},
+    setting="--method",
+    accepts=callable,
+)
+"""Method factories, ``factory(config, cache=None) -> Method``; see :mod:`viddiff.methods`."""
+
+EMBEDDERS: Registry[Any] = Registry(
+    "embedder",
+    "viddiff.embedders",
+    {"open_clip": "viddiff.backends.clip:ClipEmbedder"},  # imported (with torch) only when built
+    setting="localizer.clip.backend",
+    error=EmbedderChoiceError,
+    accepts=callable,
+)
+"""Embedder factories, ``factory(clip_config, cache) -> Embedder``; see :mod:`viddiff.backends.embedders`."""
+
+SEGMENTERS: Registry[Any] = Registry(
+    "segmenter",
+    "viddiff.segmenters",
+    {
+        name: f"viddiff.localizer.segmenters:{name.upper()}"
+        for name in ("viterbi", "no_viterbi", "random", "oracle", "argmax", "uniform", "random_segments")
+    },
+    setting="localizer.method",
+    error=SegmenterChoiceError,
+    accepts="viddiff.localizer.segmenters:Segmenter",
+)
+"""Localizer segmenters (:class:`viddiff.localizer.segmenters.Segmenter`), the method first; see that module."""

@@ -22,6 +22,26 @@ Mode = Literal["closed", "open", "describe"]
 """``describe``: write a free-text account of similarities and differences (description benchmarks)."""
 SPLITS = ("easy", "medium", "hard")
 
+# The seven dimensions of describe mode, in report order. Describe mode (``viddiff compare --describe``, and description
+# benchmarks) proposes differences along them, renders its verdicts grouped by them, and the LMM baseline's
+# describe prompt lists them. They follow the taxonomy of video difference captioning checklists; a benchmark
+# plug-in maps its own category spellings onto these keys.
+DimensionKey = Literal["subject", "style", "background", "camera", "motion", "position", "playback"]
+
+DIMENSION_NAMES: dict[str, str] = {
+    "subject": "subject",
+    "style": "style",
+    "background": "background",
+    "camera": "camera",
+    "motion": "motion",
+    "position": "position",
+    "playback": "playback technique",
+}
+"""Display names of the keys, in report order."""
+
+DIMENSIONS: tuple[str, ...] = tuple(DIMENSION_NAMES)
+"""The keys, in report order."""
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -45,7 +65,7 @@ class Difference(_Model):
     query_string: Optional[str] = None
     num_frames: NumFrames = "1"
     category: Optional[str] = None
-    """Describe-mode dimension (``viddiff.dimensions``: subject, style, ... playback), when asked for."""
+    """Describe-mode dimension (``viddiff.schema.DIMENSIONS``: subject, style, ... playback), when asked for."""
     scope: Literal["local", "global"] = "local"
     """``global``: visible over the whole video (camera, style, ...): keyframes span the video, no stage lookup."""
     contrast: Optional[str] = None

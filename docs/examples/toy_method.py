@@ -4,7 +4,7 @@ For each statement it compares the mean brightness of the two videos' middle fra
 A is brighter, ``b`` when B is, ``c`` when they are within 1 grey level: meaningless as video
 differencing, but exactly what ``viddiff audit`` should find perfectly consistent (its answers follow the
 videos, so they flip when the videos swap and are ``c`` on identical videos). It is a
-:class:`viddiff.methods.Method`: ``viddiff.pipeline.run_benchmark(cfg, method=BrightnessMethod, ...)``
+:class:`viddiff.methods.Method`: ``viddiff.runs.pipeline.run_benchmark(cfg, method=BrightnessMethod, ...)``
 runs it with resume, failure isolation, the predictions file and scoring, and once registered
 (``viddiff.methods.register_method("brightness", BrightnessMethod)``, or an entry point
 ``brightness = toy_method:BrightnessMethod`` in the group ``viddiff.methods``) so do

@@ -2,8 +2,8 @@
 
 It embeds only half of the sampled frames (``similarities_at`` embeds exactly the positions asked for),
 decodes the stage sequence on them, and stretches the spans back over all frames: half the CLIP cost of
-``viterbi``, at half its time resolution. Inside viddiff the entry would go into
-``viddiff.localizer.segmenters.SEGMENTERS``; from outside, importing this module registers it (Python), or
+``viterbi``, at half its time resolution. Inside viddiff its name would go into
+``viddiff.plugins.SEGMENTERS``; from outside, importing this module registers it (Python), or
 an installed package declares it (``viterbi_half = "toy_segmenter:VITERBI_HALF"`` in the entry-point group
 ``viddiff.segmenters``), after which ``--set localizer.method=viterbi_half`` selects it and ``viddiff
 ablate`` includes it.

@@ -10,7 +10,7 @@ from typing import Optional
 import numpy as np
 import pytest
 
-from viddiff.backends import embedders
+from viddiff.plugins import EMBEDDERS
 from viddiff.backends.clip import ClipEmbedder
 from viddiff.backends.embedders import (
     Embedder,
@@ -38,8 +38,8 @@ class ConstantEmbedder:
 
 @pytest.fixture(autouse=True)
 def _own_registry(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Registrations made by a test stay in that test."""
-    monkeypatch.setattr(embedders.REGISTRY, "_registered", dict(embedders.REGISTRY._registered))
+    """Each test starts from the built-in embedders only, and its registrations stay in it."""
+    monkeypatch.setattr(EMBEDDERS, "_registered", {})
 
 
 def test_open_clip_is_the_default_and_builds_the_clip_embedder() -> None:

@@ -14,7 +14,7 @@ import pytest
 from viddiff.testing import offline_overrides
 from viddiff.testing.fake_openai import FakeOpenAIServer, FaultPlan
 from viddiff.testing.responders import ScriptedModel
-from viddiff.video_write import write_video
+from viddiff.video.write import write_video
 
 HUGE_SIZE = (4320, 7680)  # 8K UHD, (height, width)
 

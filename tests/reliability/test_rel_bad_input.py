@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import viddiff
-from viddiff import video as video_module
+from viddiff.video import read as video_module
 from viddiff.api import MAX_DIFFERENCES
 from viddiff.backends.clip import ClipEmbedder
 from viddiff.cli import main

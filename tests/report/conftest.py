@@ -12,7 +12,7 @@ from viddiff.data.synthetic import render_performance
 from viddiff.testing import offline_overrides
 from viddiff.testing.fake_openai import FakeOpenAIServer
 from viddiff.testing.report_pages import HostileModel
-from viddiff.video_write import write_video
+from viddiff.video.write import write_video
 
 
 @pytest.fixture(scope="session")

@@ -106,9 +106,9 @@ def test_random_clip_is_a_stand_in_only_without_weights():
 
 
 def test_a_plug_in_embedder_is_named_and_never_called_random(monkeypatch):
-    from viddiff.backends import embedders
+    from viddiff.plugins import EMBEDDERS
 
-    monkeypatch.setitem(embedders.REGISTRY._registered, "frozen_features", lambda clip, cache: None)
+    monkeypatch.setitem(EMBEDDERS._registered, "frozen_features", lambda clip, cache: None)
     cfg = Config().with_overrides(["localizer.clip.pretrained=null", "localizer.clip.backend=frozen_features"])
     assert clip_stand_in(cfg) is None
     last = model_entries(cfg, model_roles(cfg), {})[-1]

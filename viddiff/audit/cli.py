@@ -15,7 +15,7 @@ def cli_audit(args) -> int:
     from viddiff.audit.records import closed_records, open_records
     from viddiff.audit.report import audit_summary, format_audit_table, write_audit
     from viddiff.audit.runs import audited_method, check_not_started, run_variants
-    from viddiff.output_lock import OutputDirLock
+    from viddiff.runs.output_lock import OutputDirLock
     from viddiff.store import prepare_output_dir
 
     cfg = config_from_args(args)

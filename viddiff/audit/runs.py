@@ -26,9 +26,9 @@ from viddiff.config import Config
 from viddiff.data.dataset import Dataset
 from viddiff.errors import ViddiffError
 from viddiff.methods import MethodFactory, get_method
-from viddiff.failures import FailureLog
+from viddiff.runs.failures import FailureLog
 from viddiff.schema import Sample
-from viddiff.shared_models import check_shared_cache, shared_models
+from viddiff.runs.shared_models import check_shared_cache, shared_models
 from viddiff.store import ResultsStore
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,7 @@ def audited_method(cfg: Config, method: str, model: Optional[str]) -> AuditedMet
                 "--model names the LMM baseline's model (with --method baseline); for VidDiff set "
                 "proposer.model and differencer.model with --set"
             )
-        from viddiff.api import VidDiff
+        from viddiff.methods.viddiff import VidDiffMethod
 
         check_shared_cache(cfg, "viddiff audit")
         forced = None
@@ -95,9 +95,9 @@ def audited_method(cfg: Config, method: str, model: Optional[str]) -> AuditedMet
                 "same_video_decisive_rate is 1.0 by construction; --set differencer.options=abc lets it answer c "
                 "and makes that rate measure invented differences"
             )
-        return AuditedMethod("viddiff", VidDiff, cfg, forced)
+        return AuditedMethod("viddiff", VidDiffMethod, cfg, forced)
     if method == "baseline":
-        from viddiff.baselines.lmm import LMMBaseline, resolve_config
+        from viddiff.methods.lmm.baseline import LMMBaseline, resolve_config
 
         resolved = resolve_config(cfg, model)
         forced = (
@@ -132,7 +132,7 @@ def run_variants(
     resume: bool,
 ) -> AuditRuns:
     """Run the original order, then the swapped and identical-video variants, into ``output_dir/<variant>/``."""
-    from viddiff.pipeline import run_benchmark
+    from viddiff.runs.pipeline import run_benchmark
 
     runs: dict[Variant, VariantRun] = {}
     with shared_models(method.cfg, method.factory) as factory:

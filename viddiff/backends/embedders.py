@@ -25,19 +25,19 @@ from typing import TYPE_CHECKING, Callable, Optional, Protocol, Sequence, runtim
 
 import numpy as np
 
-from viddiff.errors import ViddiffError
-from viddiff.plugins import Registry
+from viddiff.errors import EmbedderChoiceError
+from viddiff.plugins import EMBEDDERS
 
 if TYPE_CHECKING:
     from viddiff.cache import Cache
     from viddiff.config import ClipConfig
 
-ENTRY_POINT_GROUP = "viddiff.embedders"
+ENTRY_POINT_GROUP = EMBEDDERS.group
 DEFAULT_EMBEDDER = "open_clip"
-
-
-class EmbedderChoiceError(ViddiffError, ValueError):
-    """``localizer.clip.backend`` names no embedder, or a plug-in's that cannot be loaded."""
+__all__ = [
+    "DEFAULT_EMBEDDER", "ENTRY_POINT_GROUP", "EmbedStats", "Embedder", "EmbedderChoiceError", "EmbedderFactory",
+    "build_embedder", "check_embedder_name", "embedder_factory", "embedder_names", "register_embedder",
+]
 
 
 @dataclass
@@ -73,37 +73,27 @@ class Embedder(Protocol):
 EmbedderFactory = Callable[["ClipConfig", Optional["Cache"]], Embedder]
 
 
-REGISTRY: Registry[EmbedderFactory] = Registry(
-    "embedder",
-    ENTRY_POINT_GROUP,
-    {DEFAULT_EMBEDDER: "viddiff.backends.clip:ClipEmbedder"},  # imported (with torch) only when built
-    setting="localizer.clip.backend",
-    error=EmbedderChoiceError,
-    accepts=callable,
-)
-
-
 def register_embedder(name: str, factory: EmbedderFactory) -> None:
     """Make ``factory`` selectable as ``localizer.clip.backend: name``.
 
     Registering the same factory again is a no-op; another factory under a
     taken name is an error (a plug-in must not silently replace one).
     """
-    REGISTRY.register(name, factory)
+    EMBEDDERS.register(name, factory)
 
 
 def embedder_names() -> list[str]:
     """Built-in, registered, then names declared by installed plug-ins."""
-    return REGISTRY.names()
+    return EMBEDDERS.names()
 
 
 def check_embedder_name(name: str) -> str:
     """``name`` if an embedder is registered (or declared by an installed plug-in) under it."""
-    return REGISTRY.check(name)
+    return EMBEDDERS.check(name)
 
 
 def embedder_factory(name: str) -> EmbedderFactory:
-    return REGISTRY.get(name)
+    return EMBEDDERS.get(name)
 
 
 def build_embedder(cfg: "ClipConfig", cache: Optional["Cache"] = None) -> Embedder:

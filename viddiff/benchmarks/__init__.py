@@ -17,33 +17,25 @@ from pydantic import BaseModel
 from viddiff.benchmarks.base import Benchmark
 from viddiff.config import Config
 from viddiff.data.dataset import Dataset
-from viddiff.plugins import Registry
+from viddiff.plugins import BENCHMARKS
 from viddiff.schema import Mode
 
-ENTRY_POINT_GROUP = "viddiff.benchmarks"
-REGISTRY: Registry[Benchmark] = Registry(
-    "benchmark",
-    ENTRY_POINT_GROUP,
-    {"viddiffbench": "viddiff.benchmarks.viddiffbench:VIDDIFFBENCH", "vidic": "viddiff.benchmarks.vidic:VIDIC"},
-    setting="data.benchmark / --benchmark",
-    accepts=lambda entry: isinstance(entry, Benchmark),
-)
-"""Built-in benchmarks are imported on first use, so ``viddiff --help`` stays fast."""
+ENTRY_POINT_GROUP = BENCHMARKS.group
 
 
 def register(benchmark: Benchmark) -> Benchmark:
     """Make ``benchmark`` available under ``benchmark.name`` (for plug-ins that are imported, not installed)."""
-    return REGISTRY.register(benchmark.name, benchmark)
+    return BENCHMARKS.register(benchmark.name, benchmark)
 
 
 def names() -> list[str]:
     """Every benchmark name: the built-in ones, the registered ones, then installed plug-ins."""
-    return REGISTRY.names()
+    return BENCHMARKS.names()
 
 
 def get(name: str) -> Benchmark:
     """The benchmark called ``name``; an unknown name is a :class:`~viddiff.errors.ConfigError` listing the known ones."""
-    return REGISTRY.get(name)
+    return BENCHMARKS.get(name)
 
 
 def of(cfg: Config) -> Benchmark:

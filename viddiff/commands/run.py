@@ -9,7 +9,7 @@ from viddiff import benchmarks
 from viddiff.config import Config, config_from_args
 from viddiff.errors import ViddiffError
 from viddiff.methods import MethodFactory, get_method
-from viddiff.pipeline import run_benchmark
+from viddiff.runs.pipeline import run_benchmark
 
 
 def cli_run(args: argparse.Namespace) -> int:
@@ -24,7 +24,7 @@ def cli_run(args: argparse.Namespace) -> int:
 
 def cli_baseline(args: argparse.Namespace) -> int:
     """``viddiff baseline``: an LMM baseline over a benchmark selection with the ``viddiff run`` machinery."""
-    from viddiff.baselines.lmm import resolve_config
+    from viddiff.methods.lmm.baseline import resolve_config
 
     cfg = resolve_config(config_from_args(args), args.model)
     args.mode = benchmarks.resolve_mode(cfg, args.mode)

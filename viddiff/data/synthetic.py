@@ -86,7 +86,7 @@ def _keyframes(diff: DifferenceSpec, stages: StageBoundaries) -> list[int]:
 def _write_frames(out: Path, rel: str, frames: Iterable[np.ndarray], fps: float, as_images: bool) -> None:
     from PIL import Image
 
-    from viddiff.video_write import write_video
+    from viddiff.video.write import write_video
 
     path = out / rel
     if not as_images:

@@ -17,7 +17,7 @@ from viddiff.config import DifferencerConfig
 from viddiff.differencer import prompts
 from viddiff.errors import InvalidAnswerError, ViddiffError
 from viddiff.schema import Difference, Letter, Prediction
-from viddiff.statements import statement_text
+from viddiff.differencer.statements import statement_text
 
 log = logging.getLogger(__name__)
 STAGE = "differencer"

@@ -1,7 +1,7 @@
 """The localizer's segmenters as one table: ``localizer.method`` name → how one video's stage spans are found.
 
-Adding a localisation ablation is one function taking a :class:`SegmentInput` and returning spans, plus one
-:class:`Segmenter` entry in :data:`SEGMENTERS`; the config's choices and the CLIP loading decision
+Adding a localisation ablation is one function taking a :class:`SegmentInput` and returning spans, one
+:class:`Segmenter` constant here, and its name in :data:`viddiff.plugins.SEGMENTERS`; the config's choices and the CLIP loading decision
 (``needs_clip``) come from the table. Plug-ins outside the package add an entry with
 :func:`register_segmenter`, or declare one in the entry-point group ``viddiff.segmenters``
 (``NAME = package.module:SEGMENTER``) so ``--set localizer.method=NAME`` finds it (see docs/extending.md).
@@ -19,7 +19,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from viddiff.errors import ViddiffError
+from viddiff.errors import SegmenterChoiceError
 from viddiff.localizer.coarse_to_fine import coarse_to_fine_segment
 from viddiff.localizer.scores import stage_costs
 from viddiff.localizer.segment import (
@@ -30,14 +30,14 @@ from viddiff.localizer.segment import (
     segment_uniform,
 )
 from viddiff.localizer.viterbi import stage_spans, viterbi_segment
-from viddiff.plugins import Registry
+from viddiff.plugins import SEGMENTERS
 
 Spans = list[tuple[int, int]]
-ENTRY_POINT_GROUP = "viddiff.segmenters"
-
-
-class SegmenterChoiceError(ViddiffError, ValueError):
-    """``localizer.method`` names no segmenter, or a plug-in's that cannot be loaded."""
+ENTRY_POINT_GROUP = SEGMENTERS.group
+__all__ = [
+    "ENTRY_POINT_GROUP", "SegmentInput", "Segmenter", "SegmenterChoiceError", "Spans", "get_segmenter",
+    "register_segmenter", "segmenter_names",
+]
 
 
 @dataclass(frozen=True)
@@ -121,45 +121,33 @@ def annotated_stages(inp: SegmentInput) -> Spans:
     return segment_from_boundaries(inp.frame_indices, starts, end, inp.n_stages)
 
 
-SEGMENTERS: dict[str, Segmenter] = {
-    "viterbi": Segmenter(viterbi, needs_clip=True, summary="the method: Viterbi over CLIP stage scores"),
-    "no_viterbi": Segmenter(
-        no_viterbi, needs_clip=True, summary="paper ablation: per stage, a window around its first string's best match"
-    ),
-    "random": Segmenter(
-        uniform, needs_clip=False, random_keyframes=True,
-        summary="paper ablation: keyframes at random places, same count and spacing",
-    ),
-    "oracle": Segmenter(
-        annotated_stages, needs_clip=False, annotated_keyframes=True, needs_stage_annotations=True,
-        summary="paper ablation: the benchmark's annotated keyframes (and stage boundaries)",
-    ),
-    "argmax": Segmenter(argmax, needs_clip=True, summary="per stage, the best window of the mean score"),
-    "uniform": Segmenter(uniform, needs_clip=False, summary="equal consecutive spans"),
-    "random_segments": Segmenter(random_segments, needs_clip=False, summary="a random monotone split"),
-}
-"""Built-in ``localizer.method`` choices, the method first."""
-
-
-REGISTRY: Registry[Segmenter] = Registry(
-    "segmenter",
-    ENTRY_POINT_GROUP,
-    SEGMENTERS,
-    setting="localizer.method",
-    error=SegmenterChoiceError,
-    accepts=lambda entry: isinstance(entry, Segmenter),
+VITERBI = Segmenter(viterbi, needs_clip=True, summary="the method: Viterbi over CLIP stage scores")
+NO_VITERBI = Segmenter(
+    no_viterbi, needs_clip=True, summary="paper ablation: per stage, a window around its first string's best match"
 )
+RANDOM = Segmenter(
+    uniform, needs_clip=False, random_keyframes=True,
+    summary="paper ablation: keyframes at random places, same count and spacing",
+)
+ORACLE = Segmenter(
+    annotated_stages, needs_clip=False, annotated_keyframes=True, needs_stage_annotations=True,
+    summary="paper ablation: the benchmark's annotated keyframes (and stage boundaries)",
+)
+ARGMAX = Segmenter(argmax, needs_clip=True, summary="per stage, the best window of the mean score")
+UNIFORM = Segmenter(uniform, needs_clip=False, summary="equal consecutive spans")
+RANDOM_SEGMENTS = Segmenter(random_segments, needs_clip=False, summary="a random monotone split")
+"""The built-in ``localizer.method`` choices; :data:`viddiff.plugins.SEGMENTERS` lists them by name, the method first."""
 
 
 def register_segmenter(name: str, segmenter: Segmenter) -> None:
     """Add a plug-in segmenter; ``localizer.method=<name>`` then selects it. Built-in names cannot be replaced."""
-    REGISTRY.register(name, segmenter)
+    SEGMENTERS.register(name, segmenter)
 
 
 def segmenter_names() -> list[str]:
     """The built-in segmenters in table order (the method first), then registered and installed ones."""
-    return REGISTRY.names()
+    return SEGMENTERS.names()
 
 
 def get_segmenter(name: str) -> Segmenter:
-    return REGISTRY.get(name)
+    return SEGMENTERS.get(name)

@@ -16,7 +16,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstr
 
 from viddiff.proposer import prompts
 from viddiff.proposer.matching import best_match, normalise
-from viddiff.dimensions import DimensionKey
+from viddiff.schema import DimensionKey
 from viddiff.schema import NumFrames
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, pattern=r"\S")]
@@ -62,7 +62,7 @@ def dimension_key(raw: str, threshold: float) -> Optional[str]:
 
 
 Category = DimensionKey
-"""The seven dimensions of describe mode (``viddiff.dimensions``)."""
+"""The seven dimensions of describe mode (``viddiff.schema.DIMENSIONS``)."""
 
 
 class DimensionDifference(ProposedDifference):

@@ -1,7 +1,7 @@
 """Proposer prompts (paper appendix H), written for this project.
 
 Three text-only calls: propose differences (open mode; in describe mode along
-the seven dimensions of ``viddiff.dimensions``), propose sub-action stages with CLIP retrieval
+the seven dimensions of ``viddiff.schema.DIMENSIONS``), propose sub-action stages with CLIP retrieval
 strings (optionally refined), and link each difference to the stages where it
 can be seen.
 """
@@ -17,7 +17,7 @@ DIMENSIONS: dict[str, str] = {
     "position": "where the subject is in the frame and relative to other things, and how that changes",
     "playback": "the playback technique: slow motion, fast forward, reverse, freeze frame, looping, cuts",
 }
-"""What each of the seven dimensions (``viddiff.dimensions``) covers, as the describe-mode prompt explains them."""
+"""What each of the seven dimensions (``viddiff.schema.DIMENSIONS``) covers, as the describe-mode prompt explains them."""
 
 
 def scene(action: str) -> str:

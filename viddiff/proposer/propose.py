@@ -116,7 +116,7 @@ class Proposer:
     async def propose_dimension_differences(
         self, action: str, n: int, meter: Optional[UsageMeter]
     ) -> list[Difference]:
-        """Describe mode: ``n`` candidate differences along the seven dimensions (``viddiff.dimensions``), each with its
+        """Describe mode: ``n`` candidate differences along the seven dimensions (``viddiff.schema.DIMENSIONS``), each with its
         category (a canonical key), scope, and the contrasting phrase the description renderer needs."""
         if n < 1:
             raise ViddiffError(f"describe mode needs n_differences >= 1, got {n}; set proposer.describe_n_differences")

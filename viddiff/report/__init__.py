@@ -10,7 +10,7 @@ __all__ = ["write_comparison_report"]
 
 
 def __getattr__(name: str):
-    # Lazy, so the light helpers (timeline, media) used by ``viddiff.visuals`` do not pull in the page builder.
+    # Lazy, so the light helpers (timeline, media) used by ``viddiff.report.figures`` do not pull in the page builder.
     if name == "write_comparison_report":
         from viddiff.report.pages import write_comparison_report
 

@@ -75,7 +75,7 @@ class PairOutputs:
 
     def write(self, run: "ProcessedPair", cfg: Config) -> None:
         if self.visuals_dir is not None:
-            from viddiff.visuals import save_sample_visuals
+            from viddiff.report.figures import save_sample_visuals
 
             written = save_sample_visuals(self.visuals_dir, run.sample, run.result, run.videos)
             print(f"visuals written to {written}", file=sys.stderr)  # stdout may be --json

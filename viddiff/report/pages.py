@@ -16,7 +16,7 @@ from viddiff.video import VideoFrames
 
 class ProcessedPair(Protocol):
     """One processed pair: the sample, its frames as the method read them, the result
-    (``viddiff.api.PairRun``, what ``VidDiff.arun_pair`` returns)."""
+    (``viddiff.methods.viddiff.PairRun``, what ``VidDiffMethod.arun_pair`` returns)."""
 
     sample: Sample
     videos: tuple[VideoFrames, VideoFrames]

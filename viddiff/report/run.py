@@ -78,7 +78,7 @@ def write_run_outputs(
         shown = variant(sample)
         videos, notes = _read_videos(shown, cfg)
         if visuals and drawable and videos is not None:
-            from viddiff.visuals import save_sample_visuals
+            from viddiff.report.figures import save_sample_visuals
 
             save_sample_visuals(out_dir / VISUALS_DIR, shown, result, videos)
         if ctx is not None:

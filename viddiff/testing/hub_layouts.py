@@ -34,7 +34,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from viddiff.video_write import write_video
+from viddiff.video.write import write_video
 
 LAYOUTS = ("viddiff/VidDiffBench", "viddiff/VidDiffBench_2", "jmhb/VidDiffBench")
 FIRST_REVISION = LAYOUTS[0]

@@ -41,7 +41,7 @@ from viddiff.data.dataset import Dataset
 from viddiff.data.hub import hub_endpoint
 from viddiff.data.safety import VideoPaths, check_text_size, hf_storage_folder
 from viddiff.data.viddiffbench import read_rows, select_samples
-from viddiff.dimensions import DIMENSION_NAMES, DIMENSIONS
+from viddiff.schema import DIMENSION_NAMES, DIMENSIONS
 from viddiff.errors import DatasetError
 from viddiff.schema import Sample, VideoRef
 

@@ -195,7 +195,7 @@ def render_video(params: Params, look: dict[str, str]) -> list[np.ndarray]:
 
 
 def _pair_item(out: Path, index: int, seed: int) -> dict[str, Any]:
-    from viddiff.video_write import write_video
+    from viddiff.video.write import write_video
 
     rng = np.random.default_rng([seed, index])
     looks = sample_looks(rng)

@@ -1,5 +1,0 @@
-"""LMM baselines: both videos' frames sent straight to a multimodal chat model, scored like VidDiff."""
-
-from viddiff.baselines.lmm import LMMBaseline, resolve_config
-
-__all__ = ["LMMBaseline", "resolve_config"]

@@ -1,0 +1,451 @@
+"""Read the frames of a video (file or image directory) at a target fps, within a trim, upright.
+
+Only the sampled frames are ever decoded into arrays, so memory scales with the
+number of samples, not with the video length (long surgery videos at 30 fps).
+Files are probed with PyAV first; decord reads the constant-orientation H.264/HEVC/MPEG-4
+files it handles exactly (it is fast at random access), PyAV everything else (VP9, AV1,
+rotated phone clips) and whatever decord fails on.
+
+Frames come out as the video is meant to be seen: a display matrix (phones: portrait clips
+stored landscape) or EXIF orientation (image folders) is applied. Constant-frame-rate sources
+are sampled by an integer stride; variable-frame-rate files by presentation time, and
+``VideoFrames.times_s`` are true seconds either way.
+
+Frame indices always refer to the whole source (a trim does not renumber), so
+keyframes chosen downstream can be mapped back to the original video. A trim counts
+frames in presentation order, as ffprobe lists them; for a variable-frame-rate file its
+start frame is time 0 of the sampled sequence and its frames keep their own timestamps.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Generator, Iterator, Optional, Protocol, Sequence, Union
+
+import numpy as np
+
+from viddiff.console import ONCE_PER_RUN
+from viddiff.errors import VideoError
+from viddiff.video.orientation import IDENTITY, Orientation
+from viddiff.video.sources import (
+    IMAGE_SUFFIXES,
+    DecordSource,
+    FileProbe,
+    ImageDirSource,
+    PyAVSource,
+    decord_unfit_reason,
+    import_decord,
+    probe_file,
+)
+from viddiff.video.timing import is_constant_rate, mean_rate, nearest_to_grid
+
+if TYPE_CHECKING:
+    from viddiff.schema import VideoRef
+
+logger = logging.getLogger(__name__)
+
+PathLike = Union[str, Path]
+Trim = Optional[Sequence[Optional[int]]]
+_Frames = Generator[np.ndarray, None, None]
+
+__all__ = [
+    "BACKENDS", "IMAGE_SUFFIXES", "VideoFrames", "VideoInfo", "compute_stride", "probe_video", "read_pair",
+    "read_video", "read_video_ref", "resolve_trim", "scaled_size",
+]
+BACKENDS = ("auto", "decord", "pyav")
+_FPS_TOLERANCE = 0.01  # relative disagreement between caller and container fps that is reported
+_STRIDE_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class VideoInfo:
+    """What a source holds, as the viewer sees it (upright size) and as ffprobe counts it."""
+
+    path: str
+    fps: float
+    n_frames: int
+    width: int
+    height: int
+    backend: str
+    """The reader ``read_video`` would use first ('decord', 'pyav' or 'images')."""
+    codec: str = ""
+    orientation: Orientation = IDENTITY
+    """Display transform applied to the stored frames (from the display matrix)."""
+    variable_frame_rate: bool = False
+
+
+@dataclass(frozen=True)
+class VideoFrames:
+    """The sampled frames of a source, where each came from, and when it is shown."""
+
+    frames: np.ndarray
+    """(N, H, W, 3) uint8 RGB, upright, only the sampled frames."""
+    frame_indices: np.ndarray
+    """(N,) int64 index of each frame in the whole source."""
+    fps: float
+    """Effective fps of the sampled sequence (``fps_original / stride``; variable rate: its average)."""
+    fps_original: float
+    stride: Optional[int]
+    """Integer source stride; ``None`` when frames were picked by presentation time (variable frame rate)."""
+    start: int
+    """Trim start actually applied (inclusive)."""
+    end: int
+    """Trim end actually applied (exclusive)."""
+    n_frames_source: int
+    backend: str
+    frame_times_s: Optional[np.ndarray] = None
+    """Presentation times of a variable-rate source's sampled frames, since the trim start (else ``None``)."""
+
+    @property
+    def variable_frame_rate(self) -> bool:
+        return self.frame_times_s is not None
+
+    @property
+    def times_s(self) -> np.ndarray:
+        """Seconds of each sampled frame since the trim start: true presentation times."""
+        if self.frame_times_s is not None:
+            return self.frame_times_s
+        return (self.frame_indices - self.start) / self.fps_original
+
+    def at(self, frame_indices: Sequence[int]) -> list[np.ndarray]:
+        """The sampled frames with these source frame indices (keyframes are stored by frame index)."""
+        position = {int(f): i for i, f in enumerate(self.frame_indices)}
+        try:
+            return [self.frames[position[int(f)]] for f in frame_indices]
+        except KeyError as exc:
+            raise ValueError(f"frame {exc.args[0]} was not sampled from this video") from None
+
+
+# --------------------------------------------------------------------------- pure arithmetic
+
+
+def compute_stride(fps_original: float, target_fps: Optional[float]) -> int:
+    """Integer frame stride that best approximates ``target_fps`` from ``fps_original``.
+
+    Integer strides keep samples equally spaced in the source (design §5);
+    when the exact target is impossible this logs one warning and rounds
+    half up (a ratio of 2.5 gives stride 3).
+    """
+    if not fps_original > 0:
+        raise VideoError(f"fps_original must be > 0, got {fps_original}; check the video's fps")
+    if target_fps is None:
+        return 1
+    if not target_fps > 0:
+        raise VideoError(f"target fps must be > 0 or None (every frame), got {target_fps}")
+    ratio = fps_original / target_fps
+    stride = max(1, math.floor(ratio + 0.5))
+    if target_fps > fps_original:
+        logger.warning(
+            "target fps %g exceeds the video's %g fps; using every frame (%g fps)",
+            target_fps, fps_original, fps_original, extra=ONCE_PER_RUN,
+        )
+    elif abs(ratio - round(ratio)) > _STRIDE_TOLERANCE:
+        logger.warning(
+            "target fps %g is not an integer divisor of %g fps; using stride %d (%g fps)",
+            target_fps, fps_original, stride, fps_original / stride, extra=ONCE_PER_RUN,
+        )
+    return stride
+
+
+def resolve_trim(frames_trim: Trim, n_frames: int, path: PathLike = "<video>") -> tuple[int, int]:
+    """Turn a ``[start, end)`` trim with optional ``None`` ends into concrete bounds.
+
+    Negative indices are refused instead of wrapping around (a silent wrap
+    selects the wrong part of the video); an end past the video is clamped.
+    """
+    if frames_trim is None:
+        return 0, n_frames
+    if len(frames_trim) != 2:
+        raise VideoError(f"{path}: frames_trim {frames_trim!r} must be [start, end) with 2 entries")
+    start = 0 if frames_trim[0] is None else int(frames_trim[0])
+    end = n_frames if frames_trim[1] is None else int(frames_trim[1])
+    if start < 0 or end < 0:
+        raise VideoError(
+            f"{path}: frames_trim {list(frames_trim)} has a negative index; "
+            f"use absolute frame indices in [0, {n_frames}] (negative indices do not wrap)"
+        )
+    if start >= n_frames or start >= end:
+        raise VideoError(
+            f"{path}: frames_trim {list(frames_trim)} selects no frames of a video with "
+            f"{n_frames} frames; fix the trim so that 0 <= start < end and start < {n_frames}"
+        )
+    if end > n_frames:
+        logger.warning(
+            "%s: frames_trim end %d is past the last frame; clamping to %d frames", path, end, n_frames
+        )
+        end = n_frames
+    return start, end
+
+
+def scaled_size(width: int, height: int, max_side: Optional[int]) -> tuple[int, int]:
+    """(width, height) with the longer side at most ``max_side``, aspect preserved."""
+    if max_side is None or max(width, height) <= max_side:
+        return width, height
+    scale = max_side / max(width, height)
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
+# --------------------------------------------------------------------------- sources
+
+
+class _Source(Protocol):
+    """An opened video: a backend name and a way to decode chosen frames (sorted indices), upright, in order."""
+
+    backend: str
+
+    def iter_frames(self, indices: np.ndarray) -> _Frames:
+        """Yield one full-resolution upright RGB frame per index."""
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Which frames of a source to decode and the times they stand for."""
+
+    indices: np.ndarray
+    start: int
+    end: int
+    fps: float
+    fps_original: float
+    stride: Optional[int]
+    frame_times_s: Optional[np.ndarray]
+
+
+def _check_path(path: PathLike) -> Path:
+    path = Path(path)
+    if not path.exists():
+        raise VideoError(f"{path}: no such video file or image directory; check the path")
+    return path
+
+
+def _check_backend(backend: str) -> None:
+    if backend not in BACKENDS:
+        raise VideoError(f"video backend {backend!r} is unknown; use one of {', '.join(BACKENDS)}")
+
+
+def _require_decord() -> ModuleType:
+    decord = import_decord()
+    if decord is None:
+        raise VideoError("video backend 'decord' is not installed; pip install decord, or use backend 'pyav'")
+    return decord
+
+
+def _checked_fps(path: str, container_fps: float, fps_original: Optional[float], variable: bool) -> float:
+    """The container's fps, warning when the caller's differs; the caller's only when the file has none.
+
+    A variable-rate file is sampled by time, so a nominal rate given for it is not checked.
+    """
+    if container_fps <= 0:
+        if fps_original is None:
+            raise VideoError(f"{path}: the file states no frame rate; give it (fps_original in a dataset row or the API, --fps-original on the command line)")
+        return float(fps_original)
+    if not variable and fps_original is not None and abs(fps_original - container_fps) > _FPS_TOLERANCE * container_fps:
+        logger.warning(
+            "%s: given fps_original %g disagrees with the container's %g fps; using %g",
+            path, fps_original, container_fps, container_fps,
+        )
+    return container_fps
+
+
+def _variable_times(probe: FileProbe) -> Optional[np.ndarray]:
+    """The frames' presentation times when they are not evenly spaced (``None``: constant rate or unknown)."""
+    times = probe.times_s
+    if times is None or is_constant_rate(times):
+        return None
+    return times
+
+
+def _plan(
+    path: str, n_frames: int, fps: float, times_s: Optional[np.ndarray], frames_trim: Trim, target_fps: Optional[float]
+) -> _Plan:
+    """Frames to decode: an integer stride for constant-rate sources, nearest to a time grid for variable ones."""
+    start, end = resolve_trim(frames_trim, n_frames, path)
+    if times_s is None:
+        stride = compute_stride(fps, target_fps)
+        indices = np.arange(start, end, stride, dtype=np.int64)
+        return _Plan(indices, start, end, fps / stride, fps, stride, None)
+    if target_fps is not None and not target_fps > 0:
+        raise VideoError(f"target fps must be > 0 or None (every frame), got {target_fps}")
+    trimmed = times_s[start:end]
+    positions = nearest_to_grid(trimmed, target_fps)
+    frame_times = trimmed[positions] - trimmed[0]
+    logger.info(
+        "variable frame rate: frames sampled by presentation time, nearest to every %s",
+        "frame" if target_fps is None else f"{1 / target_fps:.3g} s",
+        extra=ONCE_PER_RUN,
+    )
+    sampled_fps = mean_rate(frame_times) or target_fps or fps
+    return _Plan(start + positions, start, end, sampled_fps, fps, None, frame_times)
+
+
+def _collect(frames: _Frames, count: int, max_side: Optional[int], path: str) -> np.ndarray:
+    """Stack frames into one array, resizing each as it arrives so full-size frames never pile up."""
+    with closing(frames):  # stop the decoder (and close the file) once enough frames are in
+        return _stack(frames, count, max_side, path)
+
+
+def _stack(frames: Iterator[np.ndarray], count: int, max_side: Optional[int], path: str) -> np.ndarray:
+    from PIL import Image
+
+    out: Optional[np.ndarray] = None
+    for i, frame in enumerate(frames):
+        height, width = frame.shape[:2]
+        size = scaled_size(width, height, max_side)
+        if size != (width, height):
+            frame = np.asarray(Image.fromarray(np.ascontiguousarray(frame)).resize(size, Image.Resampling.BICUBIC))
+        if out is None:
+            out = np.empty((count, *frame.shape), dtype=np.uint8)
+        elif frame.shape != out.shape[1:]:
+            raise VideoError(f"{path}: frame sizes change within the video; re-export it at one size")
+        out[i] = frame
+        if i + 1 == count:
+            return out
+    raise VideoError(f"{path}: the decoder returned fewer frames than requested; the file may be corrupt")
+
+
+def _check_max_side(max_side: Optional[int]) -> None:
+    if max_side is not None and max_side < 1:
+        raise VideoError(f"max_side must be a positive number of pixels or None, got {max_side}")
+
+
+def _file_sources(probe: FileProbe, backend: str) -> Iterator[_Source]:
+    """Readers to try in order: the decoder the probe calls for, then (in 'auto' mode) PyAV if decord fails.
+
+    decord is only chosen for files it reads exactly as they are meant to be seen, so the user
+    never depends on a decord failure to get the right frames.
+    """
+    if backend == "pyav":
+        yield PyAVSource(probe)
+        return
+    if backend == "decord":
+        try:
+            source = DecordSource(probe, _require_decord())
+        except VideoError:
+            raise
+        except Exception as exc:
+            raise VideoError(f"{probe.path}: decord cannot open it (codec {probe.codec}: {exc}); use backend 'pyav' or 'auto'") from exc
+        yield source
+        return
+    decord = import_decord()
+    reason = "decord is not installed" if decord is None else decord_unfit_reason(probe)
+    if reason is None:
+        try:
+            source = DecordSource(probe, decord)
+        except Exception as exc:
+            logger.debug("%s: decord cannot open it (%s); reading with PyAV", probe.path, exc)
+        else:
+            yield source
+    else:
+        logger.debug("%s: reading with PyAV: %s", probe.path, reason)
+    yield PyAVSource(probe)
+
+
+def probe_video(path: PathLike, fps_original: Optional[float] = None, backend: str = "auto") -> VideoInfo:
+    """Frame count, fps, upright size, codec and timing of a video file or image directory, decoding one frame at most.
+
+    For a file, ``fps`` is the container's (``fps_original`` is only a cross-check, or the fallback
+    when the file states no rate) and ``n_frames`` is what ffprobe counts, whichever backend would
+    decode it; ``backend`` names the reader ``read_video`` would use first.
+    """
+    _check_backend(backend)
+    path = _check_path(path)
+    if path.is_dir():
+        images = _image_dir(path, fps_original)
+        return VideoInfo(str(path), float(fps_original), images.n_frames, images.width, images.height, "images")
+    probe = probe_file(path)
+    variable = _variable_times(probe) is not None
+    fps = _checked_fps(str(path), probe.fps, fps_original, variable)
+    first = next(_file_sources(probe, backend))
+    return VideoInfo(
+        str(path), fps, probe.n_frames, probe.width, probe.height, first.backend,
+        codec=probe.codec, orientation=probe.orientation, variable_frame_rate=variable,
+    )
+
+
+def _image_dir(path: Path, fps_original: Optional[float]) -> ImageDirSource:
+    if fps_original is None:
+        raise VideoError(
+            f"{path}: is an image directory, which has no frame rate; give its fps (fps_original in a dataset row or the API, --fps-original on the command line)"
+        )
+    return ImageDirSource(path)
+
+
+def read_video(
+    path: PathLike,
+    target_fps: Optional[float] = None,
+    frames_trim: Trim = None,
+    fps_original: Optional[float] = None,
+    max_side: Optional[int] = None,
+    backend: str = "auto",
+) -> VideoFrames:
+    """Decode the sampled frames of a video file or image directory, upright, within a trim.
+
+    Constant-rate sources give the frames ``range(start, end, stride)``; variable-rate files give
+    the frames nearest to every ``1 / target_fps`` seconds from the trim start (``target_fps=None``
+    keeps every frame). Directories of images always use the image reader (whatever ``backend``
+    says) and need ``fps_original``. Trim and fps mistakes raise at once; in 'auto' mode a decord
+    failure retries the read with PyAV.
+    """
+    _check_backend(backend)
+    _check_max_side(max_side)
+    path = _check_path(path)
+    sources: Iterator[_Source]
+    if path.is_dir():
+        images = _image_dir(path, fps_original)
+        plan = _plan(str(path), images.n_frames, float(fps_original), None, frames_trim, target_fps)
+        n_frames, sources = images.n_frames, iter([images])
+    else:
+        probe = probe_file(path)
+        times = _variable_times(probe)
+        fps = _checked_fps(str(path), probe.fps, fps_original, times is not None)
+        plan = _plan(str(path), probe.n_frames, fps, times, frames_trim, target_fps)
+        n_frames, sources = probe.n_frames, _file_sources(probe, backend)
+    for source in sources:
+        try:
+            frames = _collect(source.iter_frames(plan.indices), len(plan.indices), max_side, str(path))
+        except Exception as exc:
+            if source.backend == "decord" and backend == "auto":
+                logger.debug("%s: decord failed (%s: %s); reading with PyAV", path, type(exc).__name__, exc)
+                continue
+            if isinstance(exc, VideoError):
+                raise
+            raise VideoError(
+                f"{path}: {source.backend} failed while decoding ({type(exc).__name__}: {exc}); "
+                "the file may be corrupt" + ("; try backend 'pyav'" if source.backend == "decord" else "")
+            ) from exc
+        return VideoFrames(
+            frames=frames, frame_indices=plan.indices, fps=plan.fps, fps_original=plan.fps_original,
+            stride=plan.stride, start=plan.start, end=plan.end, n_frames_source=n_frames,
+            backend=source.backend, frame_times_s=plan.frame_times_s,
+        )
+    raise AssertionError("unreachable: the last reader either returns or raises")
+
+
+def read_video_ref(
+    ref: "VideoRef", target_fps: Optional[float], max_side: Optional[int] = None, backend: str = "auto"
+) -> VideoFrames:
+    """Read the part of a dataset video that a :class:`~viddiff.schema.VideoRef` points at."""
+    return read_video(
+        ref.path, target_fps=target_fps, frames_trim=ref.frames_trim,
+        fps_original=ref.fps_original, max_side=max_side, backend=backend,
+    )
+
+
+async def read_pair(
+    refs: tuple["VideoRef", "VideoRef"], target_fps: Optional[float], max_side: Optional[int] = None, backend: str = "auto"
+) -> tuple[VideoFrames, VideoFrames]:
+    """Both videos of a sample, decoded in worker threads; a pair of one video (the same-video check) is read once."""
+    import asyncio
+
+    def read(ref: "VideoRef") -> VideoFrames:
+        return read_video_ref(ref, target_fps, max_side=max_side, backend=backend)
+
+    if refs[0] == refs[1]:
+        frames = await asyncio.to_thread(read, refs[0])
+        return frames, frames
+    a, b = await asyncio.gather(asyncio.to_thread(read, refs[0]), asyncio.to_thread(read, refs[1]))
+    return a, b
