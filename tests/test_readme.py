@@ -140,16 +140,22 @@ FENCE = re.compile(r"^ {0,3}(```|~~~)")
 HTML_ANCHOR = re.compile(r"<a\s[^>]*(?:name|id)=\"([^\"]+)\"", re.I)
 
 
-def _prose_lines(text: str) -> list[str]:
-    """The lines outside fenced code blocks, with inline code spans blanked (links there are not links)."""
+def _outside_fences(text: str) -> str:
+    """The text with the lines of fenced code blocks blanked."""
     lines, fenced = [], False
     for line in text.splitlines():
         if FENCE.match(line):
             fenced = not fenced
-            continue
-        if not fenced:
-            lines.append(re.sub(r"(`+)(.+?)\1", "code", line))
-    return lines
+            lines.append("")
+        else:
+            lines.append("" if fenced else line)
+    return "\n".join(lines)
+
+
+def _prose(text: str) -> str:
+    """The text outside fenced code blocks with inline code spans blanked (links there are not links); a span
+    or a link may run over a line break, as in markdown."""
+    return re.sub(r"(`+)[\s\S]+?\1", "code", _outside_fences(text))
 
 
 def github_slug(heading: str) -> str:
@@ -165,7 +171,7 @@ def anchors(path: Path) -> set[str]:
     explicit ``<a name=...>``/``id=`` anchor."""
     seen: dict[str, int] = {}
     out: set[str] = set()
-    for line in _prose_lines(path.read_text(encoding="utf-8")):
+    for line in _outside_fences(path.read_text(encoding="utf-8")).splitlines():
         out.update(HTML_ANCHOR.findall(line))
         match = HEADING.match(line)
         if match is None:
@@ -177,23 +183,26 @@ def anchors(path: Path) -> set[str]:
     return out
 
 
+def relative_links(path: Path) -> list[str]:
+    """The targets of a markdown file's links and images that are not URLs (http:, mailto:, ...)."""
+    targets = [target for _, target in LINK.findall(_prose(path.read_text(encoding="utf-8")))]
+    return [t for t in targets if not re.match(r"^[a-z][a-z0-9+.-]*:", t, re.I)]
+
+
 def broken_links(path: Path, root: Path) -> list[str]:
     """Each relative link of a markdown file that leads nowhere: a missing file, a path outside ``root``, or an
     ``#anchor`` that no heading of the target markdown file has."""
     problems = []
-    for number, line in enumerate(_prose_lines(path.read_text(encoding="utf-8")), 1):
-        for _, target in LINK.findall(line):
-            if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I):  # http:, https:, mailto:, ...
-                continue
-            file_part, _, anchor = target.partition("#")
-            dest = (path.parent / file_part).resolve() if file_part else path.resolve()
-            where = f"{path.name}: {target}"
-            if not dest.is_relative_to(root.resolve()):
-                problems.append(f"{where} (outside the repository)")
-            elif not dest.exists():
-                problems.append(f"{where} (no such file)")
-            elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
-                problems.append(f"{where} (no heading #{anchor} in {dest.name})")
+    for target in relative_links(path):
+        file_part, _, anchor = target.partition("#")
+        dest = (path.parent / file_part).resolve() if file_part else path.resolve()
+        where = f"{path.name}: {target}"
+        if not dest.is_relative_to(root.resolve()):
+            problems.append(f"{where} (outside the repository)")
+        elif not dest.exists():
+            problems.append(f"{where} (no such file)")
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+            problems.append(f"{where} (no heading #{anchor} in {dest.name})")
     return problems
 
 
@@ -204,25 +213,15 @@ def documentation_files() -> list[Path]:
 def test_every_relative_link_in_the_docs_resolves() -> None:
     files = documentation_files()
     assert len(files) > 10 and any(f.name == "extending.md" for f in files)
+    assert sum(len(relative_links(f)) for f in files) > 50  # the checker sees the links
     problems = [p for f in files for p in broken_links(f, ROOT)]
     assert not problems, "broken links:\n" + "\n".join(problems)
 
 
 def test_every_docs_page_is_reachable_from_the_readme() -> None:
-    linked = {
-        (README.parent / target.partition("#")[0]).resolve()
-        for line in _prose_lines(README.read_text(encoding="utf-8"))
-        for _, target in LINK.findall(line)
-        if not re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I)
-    }
     index = ROOT / "docs" / "README.md"
-    from_index = {
-        (index.parent / target.partition("#")[0]).resolve()
-        for line in _prose_lines(index.read_text(encoding="utf-8"))
-        for _, target in LINK.findall(line)
-        if not re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I)
-    }
-    missing = [p.name for p in sorted((ROOT / "docs").glob("*.md")) if p.resolve() not in linked | from_index]
+    linked = {(page.parent / t.partition("#")[0]).resolve() for page in (README, index) for t in relative_links(page)}
+    missing = [p.name for p in sorted((ROOT / "docs").glob("*.md")) if p.resolve() not in linked]
     assert not missing, f"docs pages linked from neither README.md nor docs/README.md: {missing}"
 
 
@@ -239,17 +238,18 @@ def test_github_slug_rules() -> None:
 def test_link_checker_finds_broken_links(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     (root / "docs").mkdir(parents=True)
-    (root / "docs" / "page.md").write_text("# Page\n\n## A section: with punctuation!\n\n## Twice\n\n## Twice\n")
+    (root / "docs" / "page.md").write_text("# Page\n\n## A section: with punctuation!\n\n## Twice\n\n## Twice\n\n## Figures (`--save-visuals`)\n")
     (root / "image.png").write_bytes(b"")
     (tmp_path / "outside.md").write_text("# Outside\n")
     doc = root / "README.md"
     doc.write_text(
         "# Top\n\n"
         "[ok](docs/page.md) [ok anchor](docs/page.md#a-section-with-punctuation) [second](docs/page.md#twice-1)\n"
-        "![ok image](image.png) [same file](#top) [web](https://example.com/missing.md#nowhere)\n"
+        "![ok image](image.png) [code heading](docs/page.md#figures---save-visuals) [same file](#top) [web](https://example.com/missing.md#nowhere)\n"
         "[missing file](docs/nope.md) [missing anchor](docs/page.md#a-section) [third](docs/page.md#twice-2)\n"
         "[bad local anchor](#bottom) [escape](../outside.md)\n"
-        "`[in code](docs/nope.md)`\n\n```md\n[in a block](docs/nope.md)\n```\n"
+        "`[in code](docs/nope.md)` `a span\nover a break [in code](docs/nope.md)`\n\n```md\n[in a block](docs/nope.md)\n```\n"
+        "[a link over\na line break](docs/gone.md)\n"
     )
     problems = broken_links(doc, root)
     assert problems == [
@@ -258,4 +258,5 @@ def test_link_checker_finds_broken_links(tmp_path: Path) -> None:
         "README.md: docs/page.md#twice-2 (no heading #twice-2 in page.md)",
         "README.md: #bottom (no heading #bottom in README.md)",
         "README.md: ../outside.md (outside the repository)",
+        "README.md: docs/gone.md (no such file)",
     ], problems
