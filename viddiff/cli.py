@@ -181,7 +181,7 @@ def _add_eval(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPa
         "--predictions",
         required=True,
         help="the predictions file, as `viddiff run` writes it (predictions.json) or in the benchmark's own "
-        "published format; see the README's Evaluation section (required)",
+        "published format; see docs/evaluation.md (required)",
     )
     ev.add_argument("--mode", choices=MODES, help=MODE_HELP)
     _add_dataset_args(ev)

@@ -97,10 +97,12 @@ def tiktoken_o200k(tmp_path_factory):
 
 
 def test_counts_equal_tiktoken_o200k(tiktoken_o200k):
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    root = Path(__file__).parents[2]
+    docs = [root / "README.md", *sorted((root / "docs").glob("*.md"))]  # real prose: tables, code, unicode
+    pages = [path.read_text(encoding="utf-8") for path in docs]
     texts = [
-        readme,
-        *readme.split("\n\n"),
+        *pages,
+        *(paragraph for page in pages for paragraph in page.split("\n\n")),
         "Answer with only a JSON object that follows the response schema.",
         'The statement: "the squat is deeper". {"answer_detailed": "...", "answer": "a"}',
         "naïve café — 東京 2024: 12345678 ×3 😀👍🏽\r\n\t  trailing   ",
