@@ -116,6 +116,10 @@ class RunConfig(_Section):
     """Samples processed concurrently (bounds decoded-frame memory; model calls are bounded separately)."""
     max_cost_usd: Optional[float] = Field(default=None, gt=0)
     """Stop (resumable) when the run's estimated model cost, projected from its first samples, exceeds this."""
+    overlap_stages: bool = True
+    """Decode the videos and embed the frames CLIP needs whatever the proposal says while the proposer's calls
+    are in flight. Results are the same either way; ``false`` runs the steps one after another (the baseline
+    of ``bench/latency.py``)."""
 
 
 class DataConfig(_Section):

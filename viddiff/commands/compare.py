@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 
-from viddiff.api import ComparisonResult, run_once, build_describe_sample, build_sample, to_comparison
+from viddiff.api import ComparisonResult, EventView, VidDiff, run_once, build_describe_sample, build_sample, to_comparison
 from viddiff.config import config_from_args
 from viddiff.errors import ViddiffError
+from viddiff.methods.events import Finished
+from viddiff.methods.viddiff import PairRun
 from viddiff.report.compare import PairOutputs
-from viddiff.schema import Mode, StageUsage
+from viddiff.schema import Mode, Sample, StageUsage
 
 
 def check_compare_flags(args: argparse.Namespace) -> None:
@@ -43,6 +46,9 @@ def cli_compare(args: argparse.Namespace) -> int:
             n_differences=args.n_differences, fps_original=args.fps_original,
         )
     outputs = PairOutputs.from_args(args, cfg, sample)  # checked before any model call
+    if args.json_lines:
+        outputs.write(run_once(cfg, lambda vd: print_events(vd, sample, mode, args.fps)), cfg)
+        return 0
     run = run_once(cfg, lambda vd: vd.arun_pair(sample, mode, fps=args.fps))
     result = to_comparison(run.result, sample.action_description)
     outputs.write(run, cfg)
@@ -51,6 +57,18 @@ def cli_compare(args: argparse.Namespace) -> int:
     else:
         print(result.description if mode == "describe" else format_comparison(result))
     return 0
+
+
+async def print_events(vd: VidDiff, sample: Sample, mode: Mode, fps: float | None) -> PairRun:
+    """``--json-lines``: each event on its own line as it happens (flushed, for a reading process)."""
+    view = EventView(sample.action_description)
+    events = vd.aevents(sample, mode, fps=fps)
+    async with contextlib.aclosing(events):
+        async for event in events:
+            print(view.convert(event).model_dump_json(), flush=True)
+            if isinstance(event, Finished):
+                return PairRun(sample=sample, videos=event.videos, result=event.result)
+    raise AssertionError("unreachable: the events end with the result")
 
 
 def format_comparison(result: ComparisonResult) -> str:

@@ -11,12 +11,18 @@ the paper's and this project's ablations.
 
 This module is the I/O-facing glue: it embeds frames and retrieval strings
 with CLIP (only as far as the segmenter asks) and hands plain arrays to the
-pure algorithms (scores, segmenters, keyframe selection).
+pure algorithms (scores, segmenters, keyframe selection). The frames a
+segmenter asks for first do not depend on the stage texts
+(``Segmenter.first_frames``), so :meth:`Localizer.embed_first` can embed them
+while the proposal is still awaited; :meth:`Localizer.localize` then serves
+that request from them, making exactly the embedding requests it would
+otherwise make, in the same order for each video.
 """
 
 from __future__ import annotations
 
 import zlib
+from dataclasses import dataclass
 from typing import Optional, Protocol
 
 import numpy as np
@@ -35,6 +41,20 @@ class Embedder(Protocol):
     def embed_images(self, frames: np.ndarray) -> np.ndarray: ...
 
     def embed_texts(self, texts: list[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class FrameEmbeddings:
+    """One video's embeddings of the frames its segmenter asks for first, computed before the stage texts."""
+
+    positions: np.ndarray
+    """Sorted positions among the video's sampled frames."""
+    embeddings: np.ndarray
+    """(len(positions), D), as ``embed_images`` returned them."""
+
+
+FirstEmbeddings = tuple[Optional[FrameEmbeddings], Optional[FrameEmbeddings]]
+"""Per video (A, B): the embeddings :meth:`Localizer.embed_first` computed, if any."""
 
 
 class Localization(BaseModel):
@@ -63,8 +83,11 @@ class Localizer:
         retrieval: Optional[RetrievalFrames] = None,
         seed: int = 0,
         sample_key: str = "",
+        first: Optional[FirstEmbeddings] = None,
     ) -> Localization:
+        """``first``: what :meth:`embed_first` computed for these videos; the segmenter's matching requests use it."""
         notes: list[str] = []
+        first = first or (None, None)
         method = self._effective_method(proposal, retrieval, notes)
         segmenter = get_segmenter(method)
         if segmenter.needs_clip and self.embedder is None:
@@ -74,7 +97,9 @@ class Localizer:
         spans_ab: list[Spans] = []
         for i, video in enumerate((video_a, video_b)):
             truth = retrieval.stages[i] if retrieval is not None and retrieval.stages is not None else None
-            spans = segmenter.segment(self._segment_input(video, len(proposal.stages), text_embs, rng, truth))
+            spans = segmenter.segment(
+                self._segment_input(video, len(proposal.stages), text_embs, rng, truth, first[i])
+            )
             spans_ab.append([(int(s), int(e)) for s, e in spans])
 
         configured = get_segmenter(self.cfg.method)
@@ -152,13 +177,19 @@ class Localizer:
         text_embs: Optional[list[np.ndarray]],
         rng: np.random.Generator,
         truth: Optional[StageBoundaries],
+        first: Optional[FrameEmbeddings],
     ) -> SegmentInput:
         """The segmenter's view of one video; CLIP inputs are computed on demand (and the frames embedded once)."""
         embedded: dict[str, np.ndarray] = {}
 
+        def embed_at(positions: np.ndarray) -> np.ndarray:
+            if first is not None and np.array_equal(positions, first.positions):
+                return first.embeddings
+            return self.embedder.embed_images(_frames_at(video, positions))
+
         def frame_embeddings() -> np.ndarray:
             if "all" not in embedded:
-                embedded["all"] = self.embedder.embed_images(video.frames)
+                embedded["all"] = embed_at(np.arange(len(video.frame_indices)))
             return embedded["all"]
 
         c2f = self.cfg.coarse_to_fine
@@ -174,11 +205,29 @@ class Localizer:
             refine_radius=c2f.refine_radius,
             scores=lambda: stage_scores(frame_embeddings(), text_embs),
             first_string_scores=lambda: first_string_scores(frame_embeddings(), text_embs),
-            similarities_at=lambda positions: stage_similarities(
-                self.embedder.embed_images(video.frames[positions]), text_embs
-            ),
+            similarities_at=lambda positions: stage_similarities(embed_at(positions), text_embs),
             stage_starts=(truth.starts, truth.end) if truth is not None else None,
         )
+
+    def first_frames(self, n_frames: int, max_stages: int) -> Optional[np.ndarray]:
+        """Positions of a video's frames that the configured segmenter embeds first whatever the stage texts
+        (``None``: none, or not known before the proposal)."""
+        first_frames = get_segmenter(self.cfg.method).first_frames
+        if first_frames is None:
+            return None
+        c2f = self.cfg.coarse_to_fine
+        return first_frames(n_frames, c2f.coarse_stride if c2f.enabled else None, max_stages)
+
+    def embed_first(self, video: VideoFrames, max_stages: int) -> Optional[FrameEmbeddings]:
+        """Embed what the segmenter will ask for first (the same request it would make), before the proposal.
+
+        The caller must know that the sample has a local difference (else no segmenter runs) and that the
+        proposal will have at most ``max_stages`` stages.
+        """
+        positions = self.first_frames(len(video.frame_indices), max_stages)
+        if positions is None or self.embedder is None:
+            return None
+        return FrameEmbeddings(positions, self.embedder.embed_images(_frames_at(video, positions)))
 
     def _embed_stage_texts(self, proposal: Proposal) -> list[np.ndarray]:
         """One text-embedding call for all stages' strings, split back per stage."""
@@ -211,6 +260,13 @@ def spread_keyframes(n_total: int, n_frames: int) -> list[int]:
     if n_total <= n_frames:
         return list(range(n_total))
     return [((2 * i + 1) * n_total) // (2 * n_frames) for i in range(n_frames)]
+
+
+def _frames_at(video: VideoFrames, positions: np.ndarray) -> np.ndarray:
+    """The sampled frames at ``positions``; all of them without a copy."""
+    if positions.size == len(video.frames) and np.array_equal(positions, np.arange(len(video.frames))):
+        return video.frames
+    return video.frames[positions]
 
 
 def _video_keyframes(video: VideoFrames, positions: list[int]) -> VideoKeyframes:

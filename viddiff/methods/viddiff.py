@@ -9,12 +9,13 @@ cache and the (lazily loaded) embedder, and is safe to share across concurrent s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import logging
 import math
 import threading
-from typing import Optional
+from typing import AsyncIterator, Optional
 
 from viddiff.backends.chat import ChatModel
 from viddiff.backends.llm import ChatClient, UsageMeter
@@ -22,12 +23,14 @@ from viddiff.cache import Cache, open_cache
 from viddiff.config import Config, ModelCallConfig
 from viddiff.differencer import Differencer
 from viddiff.errors import ViddiffError
-from viddiff.localizer.localize import Localizer, needs_clip
+from viddiff.localizer.localize import FirstEmbeddings, Localization, Localizer, needs_clip
+from viddiff.localizer.segmenters import get_segmenter
 from viddiff.localizer.oracle import annotations_for_mode
 from viddiff.methods.description import omitted_note, render_description
+from viddiff.methods.events import Finished, Judged, Localized, Proposed, SampleEvent
 from viddiff.proposer import Proposer
 from viddiff.proposer.seeding import proposal_seed
-from viddiff.schema import Difference, Mode, Proposal, Sample, SampleResult
+from viddiff.schema import Difference, Mode, Prediction, Proposal, Sample, SampleResult
 from viddiff.video import VideoFrames, read_pair
 
 log = logging.getLogger(__name__)
@@ -128,8 +131,7 @@ class VidDiffMethod:
         reuse = self.config.proposer.reuse_per_action
         proposer = self.proposer if reuse else self._sample_proposer(sample)
         if mode == "closed":
-            # Benchmark samples: only the a/b-labelled differences are the task input. User input has no labels.
-            kwargs = {"differences": sample.closed_differences() if sample.labels else list(sample.differences.values())}
+            kwargs = {"differences": _closed_differences(sample)}
             if not kwargs["differences"]:
                 raise ViddiffError(f"sample {sample.sample_key}: no differences to check in closed mode")
         elif mode == "describe":
@@ -179,19 +181,111 @@ class VidDiffMethod:
         A benchmark row without ``a``/``b``-labelled differences has nothing to check in closed mode: it gets
         no predictions, without reading its videos or calling a model.
         """
+        events = self.aevents(sample, mode, index=index, videos=videos, fps=fps, meter=meter)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                if event.stage is not None:
+                    _notify(on_stage, event.stage)
+                if isinstance(event, Finished):
+                    return event.result
+        raise AssertionError("unreachable: the events end with the result")
+
+    async def aevents(
+        self,
+        sample: Sample,
+        mode: Mode,
+        *,
+        index: int = 0,
+        videos: Optional[tuple[VideoFrames, VideoFrames]] = None,
+        fps: Optional[float] = None,
+        meter: Optional[UsageMeter] = None,
+    ) -> AsyncIterator[SampleEvent]:
+        """``aprocess`` step by step: the proposal, the localisation, each verdict as it is decided, the result.
+
+        With ``run.overlap_stages`` (the default) the videos are decoded, and the frames CLIP will embed whatever
+        the proposal says are embedded, while the proposer's calls are in flight; the stage texts are embedded
+        when the proposal arrives. Closing the generator (or cancelling its consumer) cancels the model calls
+        still in flight and makes no more.
+        """
+        if fps is not None and fps <= 0:
+            raise ViddiffError(f"fps must be positive, got {fps}")
         meter = meter if meter is not None else UsageMeter()
-        if mode == "closed" and sample.labels and not sample.closed_differences():
-            return SampleResult(
+        if _nothing_to_check(sample, mode):
+            empty = SampleResult(
                 sample_key=sample.sample_key, index=index, mode=mode, notes=["no a/b-labelled differences: nothing to check"]
             )
+            yield Finished(empty, videos=None)
+            return
+        if self.config.run.overlap_stages:
+            reading = asyncio.ensure_future(self._read_and_embed_first(sample, mode, videos, fps))
+            proposing = asyncio.ensure_future(self._proposal(sample, mode, meter))
+            try:
+                proposal = await _first_failure_or(proposing, reading)
+                yield Proposed(proposal)
+                videos, first = await reading
+            finally:
+                await _cancelled(proposing, reading)
+        else:
+            videos = videos or await self.load_videos(sample, fps)
+            proposal = await self._proposal(sample, mode, meter)
+            yield Proposed(proposal)
+            first = await self._embed_first(sample, mode, videos)
+        localization = await self._localize(sample, mode, proposal, videos, first)
+        yield Localized(localization)
+        predictions: dict[str, Prediction] = {}
+        verdicts = self._verdicts(sample, mode, proposal, localization, videos, meter)
+        async with contextlib.aclosing(verdicts):
+            async for prediction in verdicts:
+                predictions[prediction.key] = prediction
+                yield Judged(prediction)
+        ordered = [predictions[d.key] for d in proposal.differences]
+        yield Finished(self._result(sample, mode, index, proposal, localization, ordered, videos, meter), videos)
+
+    async def _read_and_embed_first(
+        self, sample: Sample, mode: Mode, videos: Optional[tuple[VideoFrames, VideoFrames]], fps: Optional[float]
+    ) -> tuple[tuple[VideoFrames, VideoFrames], FirstEmbeddings]:
         videos = videos or await self.load_videos(sample, fps)
-        proposal = await self._proposal(sample, mode, meter)
-        _notify(on_stage, "proposer")
+        return videos, await self._embed_first(sample, mode, videos)
+
+    async def _embed_first(self, sample: Sample, mode: Mode, videos: tuple[VideoFrames, VideoFrames]) -> FirstEmbeddings:
+        """The frames the configured segmenter embeds first whatever the stage texts, when the sample will be
+        segmented with CLIP at all (a local difference is known before the proposal): never more CLIP work."""
+        if not self._will_segment_with_clip(sample, mode):
+            return None, None
+        cfg = self.config
+        max_stages = cfg.proposer.max_stages
+        if all(Localizer(cfg.localizer).first_frames(len(v.frame_indices), max_stages) is None for v in videos):
+            return None, None
+
+        def embed() -> FirstEmbeddings:
+            localizer = Localizer(cfg.localizer, self.embedder)  # CLIP loads here, off the event loop
+            self._warn_cpu_clip_time(localizer, videos, max_stages)
+            with self._clip_lock:
+                a, b = (localizer.embed_first(video, max_stages) for video in videos)
+                return a, b
+
+        return await asyncio.to_thread(embed)
+
+    def _will_segment_with_clip(self, sample: Sample, mode: Mode) -> bool:
+        """Whether localisation will run a CLIP segmenter, as far as is known before the proposal: open-mode
+        differences are local; closed mode knows its differences; describe mode learns their scope from the proposal."""
+        method = get_segmenter(self.config.localizer.method)
+        if not method.needs_clip or mode == "describe":
+            return False
+        return mode == "open" or any(d.scope == "local" for d in _closed_differences(sample))
+
+    async def _localize(
+        self,
+        sample: Sample,
+        mode: Mode,
+        proposal: Proposal,
+        videos: tuple[VideoFrames, VideoFrames],
+        first: FirstEmbeddings,
+    ) -> Localization:
         localizer = self._localizer(proposal)
         self._warn_cpu_clip_time(localizer, videos, len(proposal.stages))
-        differencer = self._abc_differencer if mode == "describe" else self.differencer
 
-        def localize():
+        def localize() -> Localization:
             with self._clip_lock:
                 return localizer.localize(
                     proposal,
@@ -200,28 +294,54 @@ class VidDiffMethod:
                     retrieval=annotations_for_mode(sample.retrieval_frames, mode),
                     seed=self.config.run.seed,
                     sample_key=sample.sample_key,
+                    first=first,
                 )
 
-        localization = await asyncio.to_thread(localize)
-        _notify(on_stage, "localizer")
+        return await asyncio.to_thread(localize)
+
+    async def _verdicts(
+        self,
+        sample: Sample,
+        mode: Mode,
+        proposal: Proposal,
+        localization: Localization,
+        videos: tuple[VideoFrames, VideoFrames],
+        meter: UsageMeter,
+    ) -> AsyncIterator[Prediction]:
+        """Every difference judged at once; each verdict as soon as it is decided. Closing this cancels the rest."""
+        differencer = self._abc_differencer if mode == "describe" else self.differencer
         by_key = {k.key: k for k in localization.keyframes}
 
-        async def judge(diff: Difference):
+        async def judge(diff: Difference) -> Prediction:
             kf = by_key[diff.key]
-            frames_a = videos[0].at(kf.a.frame_indices)
-            frames_b = videos[1].at(kf.b.frame_indices)
             return await differencer.judge(
                 sample.action_description,
                 diff,
-                frames_a,
-                frames_b,
+                videos[0].at(kf.a.frame_indices),
+                videos[1].at(kf.b.frame_indices),
                 seconds_between_frames=_seconds_between(kf.a.times_s, kf.b.times_s),
                 meter=meter,
                 frame_times_s=(kf.a.times_s, kf.b.times_s),
             )
 
-        predictions = list(await asyncio.gather(*(judge(d) for d in proposal.differences)))
-        _notify(on_stage, "differencer")
+        tasks = [asyncio.ensure_future(judge(d)) for d in proposal.differences]
+        try:
+            for next_done in asyncio.as_completed(tasks):
+                yield await next_done
+        finally:
+            await _cancelled(*tasks)
+
+    def _result(
+        self,
+        sample: Sample,
+        mode: Mode,
+        index: int,
+        proposal: Proposal,
+        localization: Localization,
+        predictions: list[Prediction],
+        videos: tuple[VideoFrames, VideoFrames],
+        meter: UsageMeter,
+    ) -> SampleResult:
         notes = proposal.notes + localization.notes + _frame_rate_notes(videos)
         description = None
         if mode == "describe":
@@ -244,15 +364,44 @@ class VidDiffMethod:
 
     async def arun_pair(self, sample: Sample, mode: Mode, *, fps: Optional[float] = None) -> PairRun:
         """Read both videos and process the pair, keeping the frames and the full result (what a report needs)."""
-        if fps is not None and fps <= 0:
-            raise ViddiffError(f"fps must be positive, got {fps}")
-        videos = await self.load_videos(sample, fps)
-        return PairRun(sample=sample, videos=videos, result=await self.aprocess(sample, mode, videos=videos))
+        events = self.aevents(sample, mode, fps=fps)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                if isinstance(event, Finished):
+                    videos = event.videos or await self.load_videos(sample, fps)
+                    return PairRun(sample=sample, videos=videos, result=event.result)
+        raise AssertionError("unreachable: the events end with the result")
 
     async def aclose(self) -> None:
         await self.client.aclose()
         if self._owns_cache and self.cache is not None:
             self.cache.close()
+
+
+def _closed_differences(sample: Sample) -> list[Difference]:
+    """Closed mode's task input: a benchmark row's ``a``/``b``-labelled differences; all of a user's (no labels)."""
+    return sample.closed_differences() if sample.labels else list(sample.differences.values())
+
+
+def _nothing_to_check(sample: Sample, mode: Mode) -> bool:
+    return mode == "closed" and bool(sample.labels) and not sample.closed_differences()
+
+
+async def _first_failure_or(wanted: asyncio.Future, other: asyncio.Future):
+    """``wanted``'s result; a failure of ``other`` while ``wanted`` is still running is raised at once."""
+    pending = {wanted, other}
+    while not wanted.done():
+        done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        if other in done:
+            other.result()
+    return wanted.result()
+
+
+async def _cancelled(*tasks: asyncio.Future) -> None:
+    """Cancel what is still running and wait until it has stopped (its HTTP requests closed)."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _frame_rate_notes(videos: tuple[VideoFrames, VideoFrames]) -> list[str]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from typing import Any, Optional
 
 import numpy as np
@@ -67,8 +68,7 @@ class ScriptedModel:
         return answer if isinstance(answer, str) else json.dumps(answer)  # str: a free-text answer
 
     def _kind(self, req: ChatRequest) -> str:
-        rf = req.response_format or {}
-        name = (rf.get("json_schema") or {}).get("name") if rf.get("type") == "json_schema" else None
+        name = schema_name(req)
         text = req.text
         if req.response_format is None and "Compare video A and video B along these seven dimensions" in text:
             return "DescribeText"
@@ -284,3 +284,39 @@ class FailingWhen:
         if self.active and self.matches(req):
             return self.fail(req)
         return self.inner(req)
+
+
+class Gate:
+    """Answers like ``inner``, except that requests ``matches`` picks wait until :meth:`open` (or ``timeout_s``).
+
+    Holds a stage's answers back so a test can look at what the code did meanwhile (e.g. whether frames
+    were embedded while the proposal was awaited); :attr:`arrived` counts the requests that reached the gate,
+    :attr:`timed_out` those answered only because nobody opened it in time.
+    """
+
+    def __init__(self, inner: Any, matches: Any, timeout_s: float = 60.0):
+        self.inner = inner
+        self.matches = matches
+        self.timeout_s = timeout_s
+        self.arrived = 0
+        self.timed_out = 0
+        self._open = threading.Event()
+        self._lock = threading.Lock()
+
+    def open(self) -> None:
+        self._open.set()
+
+    def __call__(self, req: ChatRequest) -> Any:
+        if self.matches(req):
+            with self._lock:
+                self.arrived += 1
+            if not self._open.wait(self.timeout_s):
+                with self._lock:
+                    self.timed_out += 1
+        return self.inner(req)
+
+
+def schema_name(req: ChatRequest) -> Optional[str]:
+    """The name of a request's ``json_schema`` response format (``None`` for other requests)."""
+    rf = req.response_format or {}
+    return (rf.get("json_schema") or {}).get("name") if rf.get("type") == "json_schema" else None
