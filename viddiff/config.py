@@ -161,6 +161,12 @@ class ProposerConfig(ModelCallConfig):
     max_stages: int = Field(default=5, ge=1)
     n_retrieval_keys: int = Field(default=5, ge=1)
     refine_retrieval_strings: bool = True
+    calls: Literal["separate", "one"] = "separate"
+    """``separate``: the paper's calls, one after another: differences (open mode), stages with retrieval
+    strings, their refinement (``refine_retrieval_strings``), links. ``one``: all of it in one structured call
+    (no refinement call; the prompt asks for distinctive strings instead): one round trip instead of three or
+    four, for apps waiting on an answer. A departure from the paper (docs/faithfulness.md). With
+    ``reuse_per_action`` an action's shared stage plan still comes from the separate calls."""
     reuse_per_action: bool = False
     """``false``: one proposal per sample, seeded per sample (``seed`` + the row's ``sample_hash``, else a hash of
     its ``sample_key``), as released. ``true``: one proposal per (action, seed) shared by the action's samples

@@ -15,9 +15,12 @@ from viddiff.errors import InvalidAnswerError, ViddiffError
 from viddiff.proposer import prompts
 from viddiff.proposer.answers import (
     ProposedDifference,
+    ProposedStage,
+    StageLink,
     dimension_differences_answer,
     differences_answer,
     links_answer,
+    proposal_answer,
     refined_stages_answer,
     stages_answer,
 )
@@ -67,6 +70,8 @@ class Proposer:
                     f"open mode needs n_differences >= 1, got {n_differences!r}; "
                     "set the sample's n_differences_open (or pass n_differences)"
                 )
+            if self.cfg.calls == "one" and stages is None:
+                return await self.propose_in_one_call(action, n_differences=n_differences, meter=meter)
             differences = await self.propose_differences(action, n_differences, meter)
         if not differences:
             raise ViddiffError("closed mode got an empty list of differences: give at least one statement to check")
@@ -76,15 +81,43 @@ class Proposer:
         local = [d for d in differences if d.scope == "local"]
         if stages is None and not local:
             stages = [WHOLE_VIDEO]
+        elif stages is None and self.cfg.calls == "one":
+            return await self.propose_in_one_call(action, differences=differences, meter=meter)
         elif stages is None:
             stages, plan_notes = await self.stage_plan(action, meter)
             notes.extend(plan_notes)
         local_links = await self.link(action, stages, local, notes, meter) if local else {}
-        every_stage = list(range(len(stages)))
-        links = {d.key: local_links.get(d.key, every_stage) for d in differences}
-        for note in notes:
-            log.info("proposer: %s", note)
-        return Proposal(differences=differences, stages=stages, links=links, notes=notes)
+        return _proposal(differences, stages, local_links, notes)
+
+    async def propose_in_one_call(
+        self,
+        action: str,
+        *,
+        differences: Optional[list[Difference]] = None,
+        n_differences: Optional[int] = None,
+        meter: Optional[UsageMeter] = None,
+    ) -> Proposal:
+        """``proposer.calls: one``: differences (open mode, ``n_differences``), stages and links from one call,
+        repaired as the separate calls' answers are (no refinement call: the prompt asks for distinctive strings).
+        In open mode the links name differences by name, mapped to their keys here."""
+        notes: list[str] = []
+        cfg = self.cfg
+        local = [d for d in differences or [] if d.scope == "local"]
+        if differences is None:
+            text = prompts.one_call(action, cfg.max_stages, cfg.n_retrieval_keys, n_differences=n_differences or 0)
+            schema = proposal_answer(cfg.max_stages, cfg.n_retrieval_keys, n_differences=n_differences)
+        else:
+            listing = "\n".join(f"{d.key}: {d.description}" for d in local)
+            text = prompts.one_call(action, cfg.max_stages, cfg.n_retrieval_keys, differences=listing)
+            schema = proposal_answer(cfg.max_stages, cfg.n_retrieval_keys, ids=[d.key for d in local])
+        answer = await self._ask(text, schema, meter)
+        entries = answer.links
+        if differences is None:
+            differences = local = _differences(answer.differences)
+            entries = _names_to_keys(entries, differences)
+        stages = _stages(answer.stages, cfg.n_retrieval_keys, notes)
+        local_links = self.resolve_links(entries, stages, local, notes)
+        return _proposal(differences, stages, local_links, notes)
 
     async def stage_plan(self, action: str, meter: Optional[UsageMeter] = None) -> tuple[list[Stage], list[str]]:
         """The action's stages with (optionally refined) retrieval strings, plus notes on repairs."""
@@ -102,16 +135,7 @@ class Proposer:
     async def propose_differences(self, action: str, n: int, meter: Optional[UsageMeter]) -> list[Difference]:
         text = prompts.DIFFERENCES.format(scene=prompts.scene(action), n_differences=n)
         answer = await self._ask(text, differences_answer(n), meter)
-        return [
-            Difference(
-                key=str(i),
-                name=d.name,
-                description=d.description,
-                query_string=d.query_string.strip() or d.description,
-                num_frames=d.num_frames,
-            )
-            for i, d in enumerate(_distinct_names(answer.differences))
-        ]
+        return _differences(answer.differences)
 
     async def propose_dimension_differences(
         self, action: str, n: int, meter: Optional[UsageMeter]
@@ -148,19 +172,7 @@ class Proposer:
             stages_answer(max_stages, n_keys),
             meter,
         )
-        stages: list[Stage] = []
-        seen: dict[str, int] = {}
-        for s in answer.stages:
-            name = s.name
-            count = seen[normalise(name)] = seen.get(normalise(name), 0) + 1
-            if count > 1:
-                name = f"{name} ({count})"
-                notes.append(f"stage name {s.name!r} repeats; the repeat is called {name!r}")
-            strings = _clean_strings(s.retrieval_strings)
-            if len(strings) < n_keys:
-                notes.append(f"stage {name!r} has {len(strings)} distinct retrieval strings after merging case variants")
-            stages.append(Stage(name=name, description=s.description.strip(), retrieval_strings=strings))
-        return stages
+        return _stages(answer.stages, n_keys, notes)
 
     async def refine_stages(
         self, action: str, stages: list[Stage], notes: list[str], meter: Optional[UsageMeter]
@@ -223,26 +235,34 @@ class Proposer:
         difference by its name or statement instead of its id, are repaired by
         fuzzy matching above the threshold. Every repair and fallback is noted.
         """
-        threshold = self.cfg.fuzzy_match_threshold
         stage_lines = [f"{i + 1}. {s.name}" for i, s in enumerate(stages)]
         stage_listing = "\n".join(f"{line}: {s.description}" for line, s in zip(stage_lines, stages))
         diff_lines = [f"{d.key}: {d.description}" for d in differences]
-        keys = [d.key for d in differences]
-        stage_aliases = [[s.name, line] for s, line in zip(stages, stage_lines)]
-        diff_aliases = [[line, d.name, d.description] for line, d in zip(diff_lines, differences)]
-        links: dict[str, set[int]] = {k: set() for k in keys}
         try:
             answer = await self._ask(
                 prompts.LINKS.format(
                     scene=prompts.scene(action), stages=stage_listing, differences="\n".join(diff_lines)
                 ),
-                links_answer([s.name for s in stages], keys),
+                links_answer([s.name for s in stages], [d.key for d in differences]),
                 meter,
             )
             entries = answer.links
         except InvalidAnswerError as exc:
             notes.append(f"linking failed ({exc}); every difference falls back to the middle stage")
             entries = []
+        return self.resolve_links(entries, stages, differences, notes)
+
+    def resolve_links(
+        self, entries: list[StageLink], stages: list[Stage], differences: list[Difference], notes: list[str]
+    ) -> dict[str, list[int]]:
+        """Stage indices per difference key from a model's link entries, repaired by fuzzy matching above
+        the threshold (each repair noted); a difference left without a stage gets the middle one."""
+        threshold = self.cfg.fuzzy_match_threshold
+        stage_lines = [f"{i + 1}. {s.name}" for i, s in enumerate(stages)]
+        keys = [d.key for d in differences]
+        stage_aliases = [[s.name, line] for s, line in zip(stages, stage_lines)]
+        diff_aliases = [[f"{d.key}: {d.description}", d.name, d.description] for d in differences]
+        links: dict[str, set[int]] = {k: set() for k in keys}
         for entry in entries:
             stage_idx = best_owner(entry.stage, stage_aliases, threshold)
             if stage_idx is None:
@@ -269,6 +289,59 @@ class Proposer:
                 links[key].add(middle)
             result[key] = sorted(links[key])
         return result
+
+
+def _proposal(
+    differences: list[Difference], stages: list[Stage], local_links: dict[str, list[int]], notes: list[str]
+) -> Proposal:
+    """Global differences are visible throughout: linked to every stage (the localizer ignores their links)."""
+    every_stage = list(range(len(stages)))
+    links = {d.key: local_links.get(d.key, every_stage) for d in differences}
+    for note in notes:
+        log.info("proposer: %s", note)
+    return Proposal(differences=differences, stages=stages, links=links, notes=notes)
+
+
+def _differences(proposed: list[ProposedDifference]) -> list[Difference]:
+    """Proposed differences keyed ``"0"``, ``"1"``, ... in order, repeats of a name dropped."""
+    return [
+        Difference(
+            key=str(i),
+            name=d.name,
+            description=d.description,
+            query_string=d.query_string.strip() or d.description,
+            num_frames=d.num_frames,
+        )
+        for i, d in enumerate(_distinct_names(proposed))
+    ]
+
+
+def _stages(proposed: list[ProposedStage], n_keys: int, notes: list[str]) -> list[Stage]:
+    """Stage names that repeat (up to case and spacing) get a numbered suffix, since links name stages; a
+    model cannot be held to that, as JSON Schema cannot state it. Retrieval strings are cleaned."""
+    stages: list[Stage] = []
+    seen: dict[str, int] = {}
+    for s in proposed:
+        name = s.name
+        count = seen[normalise(name)] = seen.get(normalise(name), 0) + 1
+        if count > 1:
+            name = f"{name} ({count})"
+            notes.append(f"stage name {s.name!r} repeats; the repeat is called {name!r}")
+        strings = _clean_strings(s.retrieval_strings)
+        if len(strings) < n_keys:
+            notes.append(f"stage {name!r} has {len(strings)} distinct retrieval strings after merging case variants")
+        stages.append(Stage(name=name, description=s.description.strip(), retrieval_strings=strings))
+    return stages
+
+
+def _names_to_keys(entries: list[StageLink], differences: list[Difference]) -> list[StageLink]:
+    """Open-mode one-call links name differences; a name (up to case and spacing) becomes its key. Anything
+    else is left as written, for the fuzzy repair to take or refuse."""
+    by_name = {normalise(d.name): d.key for d in differences}
+    return [
+        entry.model_copy(update={"differences": [by_name.get(normalise(ref), ref) for ref in entry.differences]})
+        for entry in entries
+    ]
 
 
 def _clean_strings(strings: list[str]) -> list[str]:

@@ -72,6 +72,8 @@ class ScriptedModel:
         text = req.text
         if req.response_format is None and "Compare video A and video B along these seven dimensions" in text:
             return "DescribeText"
+        if name is None and "Plan the comparison of two performances" in text:
+            return "ProposalAnswer"
         if name == "StagesAnswer" or name is None and '"stages"' in text:
             return "refine" if "Remove the strings" in text else "stages"
         if name is None:
@@ -149,6 +151,21 @@ class ScriptedModel:
                 strings = re.findall(r'"([^"]*)"', match.group(2))
                 stages.append({"name": match.group(1), "description": "", "retrieval_strings": strings[1:] or strings})
         return {"stages": stages}
+
+    def _answer_ProposalAnswer(self, req: ChatRequest) -> dict:
+        """``proposer.calls: one``: the separate calls' answers in one (unrefined strings); open-mode links by name."""
+        stages = self._answer_stages(req)["stages"]
+        if "(id: statement):" in req.text:
+            answer: dict = {}
+            refs = re.findall(r"^(\S+): ", req.text.split("(id: statement):", 1)[1].split("\n\n", 1)[0], flags=re.M)
+        else:
+            answer = self._answer_DifferencesAnswer(req)
+            refs = [d["name"] for d in answer["differences"]]
+        links = [
+            {"stage": stage["name"], "differences": [r for i, r in enumerate(refs) if i % len(stages) == k]}
+            for k, stage in enumerate(stages)
+        ]
+        return {**answer, "stages": stages, "links": links}
 
     def _answer_LinksAnswer(self, req: ChatRequest) -> dict:
         stages = re.findall(r"^\d+\. (.+?): ", req.text, flags=re.M)
