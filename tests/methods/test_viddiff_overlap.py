@@ -162,3 +162,41 @@ def test_an_unreadable_video_fails_the_sample_and_stops_the_proposal(sample, tmp
             gate.open()
     assert held
     assert len(server.requests) <= 1  # no proposer call after the first
+
+
+def test_videos_are_segmented_while_the_links_are_awaited(sample, tmp_path, monkeypatch):
+    """Segmenting needs the stages, not the links: all of CLIP's work (stage texts and coarse-to-fine
+    refinement included) is done while the linking call is held."""
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    c2f = ["localizer.coarse_to_fine.enabled=true", "localizer.coarse_to_fine.coarse_stride=3"]
+    with FakeOpenAIServer(ScriptedModel()) as server:
+        _, plain, _ = asyncio.run(
+            process(config(server, tmp_path / "a.sqlite", *c2f, "run.overlap_stages=false"), sample, "closed")
+        )
+    gate = Gate(ScriptedModel(), matches=lambda r: schema_name(r) == "LinksAnswer")
+    with FakeOpenAIServer(gate) as server:
+        cfg = config(server, tmp_path / "b.sqlite", *c2f)
+        cache = open_cache(cfg.cache)  # as in process(): a frame seen before is a cache hit, not a batch member
+        embedder = RecordingEmbedder(ClipEmbedder(cfg.localizer.clip, cache))
+        method = VidDiffMethod(cfg, cache=cache, embedder=embedder)
+
+        async def go():
+            task = asyncio.ensure_future(method.aprocess(sample, "closed"))
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and len(embedder.requests) < len(plain.requests):
+                await asyncio.sleep(0.02)
+            seen = (len(embedder.requests), gate.arrived, gate.timed_out)
+            gate.open()
+            try:
+                return seen, await task
+            finally:
+                await method.aclose()
+                cache.close()
+
+        (done, arrived, timed_out), result = asyncio.run(go())
+    assert (done, arrived, timed_out) == (len(plain.requests), 1, 0)
+    assert any(r.kind == "text" for r in embedder.requests)
+    assert Counter((r.kind, r.items, r.output) for r in embedder.requests) == Counter(
+        (r.kind, r.items, r.output) for r in plain.requests
+    )
+    assert result.predictions

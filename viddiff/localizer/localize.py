@@ -32,8 +32,10 @@ from viddiff.config import LocalizerConfig
 from viddiff.localizer.keyframes import random_keyframes, select_keyframes
 from viddiff.localizer.oracle import annotated_keyframes, nearest_positions
 from viddiff.localizer.scores import first_string_scores, stage_scores, stage_similarities
-from viddiff.localizer.segmenters import SegmentInput, Spans, get_segmenter
-from viddiff.schema import Keyframes, Proposal, RetrievalFrames, Segmentation, StageBoundaries, VideoKeyframes
+from viddiff.localizer.segmenters import SegmentInput, Segmenter, Spans, get_segmenter
+from viddiff.schema import (
+    Difference, Keyframes, Proposal, RetrievalFrames, Segmentation, Stage, StageBoundaries, VideoKeyframes,
+)
 from viddiff.video import VideoFrames
 
 
@@ -55,6 +57,25 @@ class FrameEmbeddings:
 
 FirstEmbeddings = tuple[Optional[FrameEmbeddings], Optional[FrameEmbeddings]]
 """Per video (A, B): the embeddings :meth:`Localizer.embed_first` computed, if any."""
+
+
+@dataclass(frozen=True)
+class Segmented:
+    """Both videos split into the stages: what :meth:`Localizer.pick_keyframes` needs besides the links."""
+
+    stages: list[Stage]
+    differences: list[Difference]
+    """What it was made for (the effective method depends on the differences' scopes)."""
+    spans: tuple[Spans, Spans]
+    segmenter: Segmenter
+    """The segmenter that ran (the configured one, or its fallback)."""
+    rng: np.random.Generator
+    """The sample's generator as the segmenter left it; random keyframes continue from it."""
+    notes: list[str]
+
+    def plans(self, proposal: Proposal) -> bool:
+        """Whether this segmentation was made for ``proposal``'s stages and differences."""
+        return self.stages == proposal.stages and self.differences == proposal.differences
 
 
 class Localization(BaseModel):
@@ -85,23 +106,59 @@ class Localizer:
         sample_key: str = "",
         first: Optional[FirstEmbeddings] = None,
     ) -> Localization:
-        """``first``: what :meth:`embed_first` computed for these videos; the segmenter's matching requests use it."""
+        """:meth:`segment` then :meth:`pick_keyframes`. ``first``: what :meth:`embed_first` computed for these
+        videos; the segmenter's matching requests use it."""
+        segmented = self.segment(
+            proposal.stages, proposal.differences, video_a, video_b,
+            retrieval=retrieval, seed=seed, sample_key=sample_key, first=first,
+        )
+        return self.pick_keyframes(proposal, segmented, video_a, video_b, retrieval=retrieval)
+
+    def segment(
+        self,
+        stages: list[Stage],
+        differences: list[Difference],
+        video_a: VideoFrames,
+        video_b: VideoFrames,
+        *,
+        retrieval: Optional[RetrievalFrames] = None,
+        seed: int = 0,
+        sample_key: str = "",
+        first: Optional[FirstEmbeddings] = None,
+    ) -> Segmented:
+        """Both videos' stage spans: all of localisation that needs the stages but not the links, so it can
+        run while the proposer is still linking differences to stages."""
         notes: list[str] = []
         first = first or (None, None)
-        method = self._effective_method(proposal, retrieval, notes)
+        method = self._effective_method(differences, len(stages), retrieval, notes)
         segmenter = get_segmenter(method)
         if segmenter.needs_clip and self.embedder is None:
             raise ValueError(f"localizer.method={method} needs a CLIP embedder")
-        text_embs = self._embed_stage_texts(proposal) if segmenter.needs_clip else None
+        text_embs = self._embed_stage_texts(stages) if segmenter.needs_clip else None
         rng = np.random.default_rng([seed, zlib.crc32(sample_key.encode())])
         spans_ab: list[Spans] = []
         for i, video in enumerate((video_a, video_b)):
             truth = retrieval.stages[i] if retrieval is not None and retrieval.stages is not None else None
-            spans = segmenter.segment(
-                self._segment_input(video, len(proposal.stages), text_embs, rng, truth, first[i])
-            )
+            spans = segmenter.segment(self._segment_input(video, len(stages), text_embs, rng, truth, first[i]))
             spans_ab.append([(int(s), int(e)) for s, e in spans])
+        return Segmented(
+            stages=list(stages), differences=list(differences), spans=(spans_ab[0], spans_ab[1]),
+            segmenter=segmenter, rng=rng, notes=notes,
+        )
 
+    def pick_keyframes(
+        self,
+        proposal: Proposal,
+        segmented: Segmented,
+        video_a: VideoFrames,
+        video_b: VideoFrames,
+        *,
+        retrieval: Optional[RetrievalFrames] = None,
+    ) -> Localization:
+        """Keyframes of every difference from its linked stages' spans (``segmented`` must be of this proposal)."""
+        if not segmented.plans(proposal):
+            raise ValueError("the segmentation was made for other stages or differences than the proposal's")
+        notes = list(segmented.notes)
         configured = get_segmenter(self.cfg.method)
         keyframes = []
         n_annotated = 0
@@ -109,7 +166,7 @@ class Localizer:
             annotated = annotated_keyframes(retrieval, diff.key) if configured.annotated_keyframes else None
             n_annotated += annotated is not None and diff.scope == "local"
             picked = []
-            for video, spans in zip((video_a, video_b), spans_ab):
+            for video, spans in zip((video_a, video_b), segmented.spans):
                 if diff.scope == "global":
                     positions = spread_keyframes(len(video.frame_indices), self.cfg.n_frames_multi)
                     picked.append(_video_keyframes(video, positions))
@@ -125,14 +182,14 @@ class Localizer:
                 )
                 if annotated is not None:
                     positions = nearest_positions(video.frame_indices, annotated[len(picked)])
-                elif segmenter.random_keyframes:
+                elif segmented.segmenter.random_keyframes:
                     positions = random_keyframes(
                         diff.num_frames,
                         n_frames=self.cfg.n_frames_multi,
                         fps=video.fps,
                         frame_sep_s=self.cfg.frame_sep_s,
                         n_total=len(video.frame_indices),
-                        rng=rng,
+                        rng=segmented.rng,
                     )
                 picked.append(_video_keyframes(video, positions))
             keyframes.append(Keyframes(key=diff.key, a=picked[0], b=picked[1]))
@@ -143,24 +200,26 @@ class Localizer:
             )
         segmentations = tuple(
             Segmentation(frame_indices=[int(f) for f in video.frame_indices], spans=spans)
-            for video, spans in zip((video_a, video_b), spans_ab)
+            for video, spans in zip((video_a, video_b), segmented.spans)
         )
         return Localization(segmentations=segmentations, keyframes=keyframes, notes=notes)
 
-    def _effective_method(self, proposal: Proposal, retrieval: Optional[RetrievalFrames], notes: list[str]) -> str:
+    def _effective_method(
+        self, differences: list[Difference], n_stages: int, retrieval: Optional[RetrievalFrames], notes: list[str]
+    ) -> str:
         """The configured method, or what replaces it: a uniform split when every difference is global (their
         keyframes ignore the segmentation, so CLIP is skipped), Viterbi (or uniform without CLIP) when a
         method needing stage annotations gets a sample without usable ones."""
         method = self.cfg.method
-        if all(d.scope == "global" for d in proposal.differences):
+        if all(d.scope == "global" for d in differences):
             return "uniform"
         if not get_segmenter(method).needs_stage_annotations:
             return method
         problem = None
         if retrieval is None or retrieval.stages is None:
             problem = "the sample has no ground-truth stage annotations"
-        elif any(len(truth.starts) != len(proposal.stages) for truth in retrieval.stages):
-            problem = f"{len(proposal.stages)} proposed stages vs {len(retrieval.stages[0].starts)} annotated"
+        elif any(len(truth.starts) != n_stages for truth in retrieval.stages):
+            problem = f"{n_stages} proposed stages vs {len(retrieval.stages[0].starts)} annotated"
         if problem is None:
             return method
         fallback = "viterbi" if self.embedder is not None else "uniform"
@@ -229,20 +288,20 @@ class Localizer:
             return None
         return FrameEmbeddings(positions, self.embedder.embed_images(_frames_at(video, positions)))
 
-    def _embed_stage_texts(self, proposal: Proposal) -> list[np.ndarray]:
+    def _embed_stage_texts(self, stages: list[Stage]) -> list[np.ndarray]:
         """One text-embedding call for all stages' strings, split back per stage."""
-        texts = [t for stage in proposal.stages for t in stage.retrieval_strings]
+        texts = [t for stage in stages for t in stage.retrieval_strings]
         embs = self.embedder.embed_texts(texts)
         out, start = [], 0
-        for stage in proposal.stages:
+        for stage in stages:
             out.append(embs[start : start + len(stage.retrieval_strings)])
             start += len(stage.retrieval_strings)
         return out
 
 
-def needs_clip(method: str, proposal: Proposal) -> bool:
-    """Whether localising ``proposal`` with ``method`` embeds anything (only local differences use stages)."""
-    has_local = any(d.scope == "local" for d in proposal.differences)
+def needs_clip(method: str, differences: list[Difference]) -> bool:
+    """Whether localising ``differences`` with ``method`` embeds anything (only local differences use stages)."""
+    has_local = any(d.scope == "local" for d in differences)
     segmenter = get_segmenter(method)
     return has_local and (segmenter.needs_clip or segmenter.needs_stage_annotations)
 

@@ -15,7 +15,7 @@ import functools
 import logging
 import math
 import threading
-from typing import AsyncIterator, Optional
+from typing import AsyncIterator, Callable, Optional
 
 from viddiff.backends.chat import ChatModel
 from viddiff.backends.llm import ChatClient, UsageMeter
@@ -23,17 +23,18 @@ from viddiff.cache import Cache, open_cache
 from viddiff.config import Config, ModelCallConfig
 from viddiff.differencer import Differencer
 from viddiff.errors import ViddiffError
-from viddiff.localizer.localize import FirstEmbeddings, Localization, Localizer, needs_clip
+from viddiff.localizer.localize import FirstEmbeddings, Localization, Localizer, Segmented, needs_clip
 from viddiff.localizer.segmenters import get_segmenter
 from viddiff.localizer.oracle import annotations_for_mode
 from viddiff.methods.description import omitted_note, render_description
 from viddiff.methods.events import Finished, Judged, Localized, Proposed, SampleEvent
 from viddiff.proposer import Proposer
 from viddiff.proposer.seeding import proposal_seed
-from viddiff.schema import Difference, Mode, Prediction, Proposal, Sample, SampleResult
+from viddiff.schema import Difference, Mode, Prediction, Proposal, Sample, SampleResult, Stage
 from viddiff.video import VideoFrames, read_pair
 
 log = logging.getLogger(__name__)
+StagePlanCallback = Callable[[list[Stage], list[Difference]], None]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,9 +96,9 @@ class VidDiffMethod:
         """CLIP forward passes and cache hits so far (``None`` if CLIP was never needed)."""
         return dataclasses.asdict(self._embedder.stats) if self._embedder is not None else None
 
-    def _localizer(self, proposal: Proposal) -> Localizer:
+    def _localizer(self, differences: list[Difference]) -> Localizer:
         cfg = self.config.localizer
-        return Localizer(cfg, self.embedder if needs_clip(cfg.method, proposal) else None)
+        return Localizer(cfg, self.embedder if needs_clip(cfg.method, differences) else None)
 
     def _warn_cpu_clip_time(self, localizer: Localizer, videos: tuple[VideoFrames, VideoFrames], n_stages: int) -> None:
         """Once per instance: a large CLIP model on the CPU is about to embed many frames; name the CPU presets."""
@@ -126,7 +127,10 @@ class VidDiffMethod:
         seed = proposal_seed(cfg.seed, sample.sample_hash, sample.sample_key)
         return Proposer(self.client, cfg.model_copy(update={"seed": seed}))
 
-    async def _proposal(self, sample: Sample, mode: Mode, meter: UsageMeter) -> Proposal:
+    async def _proposal(
+        self, sample: Sample, mode: Mode, meter: UsageMeter, on_stage_plan: Optional[StagePlanCallback] = None
+    ) -> Proposal:
+        """The sample's proposal; ``on_stage_plan`` as in :meth:`Proposer.propose`."""
         action, n = sample.action_description, sample.n_differences_open
         reuse = self.config.proposer.reuse_per_action
         proposer = self.proposer if reuse else self._sample_proposer(sample)
@@ -142,7 +146,7 @@ class VidDiffMethod:
         else:
             kwargs = {"n_differences": n}
         if not reuse:
-            return await proposer.propose(action, meter=meter, **kwargs)
+            return await proposer.propose(action, meter=meter, on_stage_plan=on_stage_plan, **kwargs)
         # One stage plan (and, in open/describe mode, one list of differences) per action, shared by its samples.
         stages = None
         if mode != "describe" or any(d.scope == "local" for d in kwargs["differences"]):
@@ -153,7 +157,7 @@ class VidDiffMethod:
                     ("differences", action, n), lambda: self.proposer.propose_differences(action, n, meter)
                 )
             }
-        return await self.proposer.propose(action, stages=stages, meter=meter, **kwargs)
+        return await self.proposer.propose(action, stages=stages, meter=meter, on_stage_plan=on_stage_plan, **kwargs)
 
     async def _memo(self, key: tuple, make):
         """Run ``make()`` once per key (concurrent callers wait for it); failures are not remembered."""
@@ -203,9 +207,11 @@ class VidDiffMethod:
         """``aprocess`` step by step: the proposal, the localisation, each verdict as it is decided, the result.
 
         With ``run.overlap_stages`` (the default) the videos are decoded, and the frames CLIP will embed whatever
-        the proposal says are embedded, while the proposer's calls are in flight; the stage texts are embedded
-        when the proposal arrives. Closing the generator (or cancelling its consumer) cancels the model calls
-        still in flight and makes no more.
+        the proposal says are embedded, while the proposer's calls are in flight; once the stage plan is final
+        the videos are segmented (stage texts embedded, Viterbi) while the differences are being linked to the
+        stages; the keyframes follow from the links. The same CLIP requests are made either way, so the
+        results are the same. Closing the generator (or cancelling its consumer) cancels the model calls still
+        in flight and makes no more.
         """
         if fps is not None and fps <= 0:
             raise ViddiffError(f"fps must be positive, got {fps}")
@@ -218,19 +224,26 @@ class VidDiffMethod:
             return
         if self.config.run.overlap_stages:
             reading = asyncio.ensure_future(self._read_and_embed_first(sample, mode, videos, fps))
-            proposing = asyncio.ensure_future(self._proposal(sample, mode, meter))
+            segmenting: list[asyncio.Future] = []
+
+            def segment_early(stages: list[Stage], differences: list[Difference]) -> None:
+                segmenting.append(asyncio.ensure_future(self._segment(sample, mode, stages, differences, reading)))
+
+            proposing = asyncio.ensure_future(self._proposal(sample, mode, meter, on_stage_plan=segment_early))
             try:
                 proposal = await _first_failure_or(proposing, reading)
                 yield Proposed(proposal)
-                videos, first = await reading
+                videos, _ = await reading
+                segmented = await segmenting[-1] if segmenting else None
+                localization = await self._localize(sample, mode, proposal, videos, reading, segmented)
             finally:
-                await _cancelled(proposing, reading)
+                await _cancelled(proposing, reading, *segmenting)
         else:
             videos = videos or await self.load_videos(sample, fps)
             proposal = await self._proposal(sample, mode, meter)
             yield Proposed(proposal)
-            first = await self._embed_first(sample, mode, videos)
-        localization = await self._localize(sample, mode, proposal, videos, first)
+            reading = asyncio.ensure_future(self._read_and_embed_first(sample, mode, videos, fps))
+            localization = await self._localize(sample, mode, proposal, videos, reading, None)
         yield Localized(localization)
         predictions: dict[str, Prediction] = {}
         verdicts = self._verdicts(sample, mode, proposal, localization, videos, meter)
@@ -274,21 +287,25 @@ class VidDiffMethod:
             return False
         return mode == "open" or any(d.scope == "local" for d in _closed_differences(sample))
 
-    async def _localize(
+    async def _segment(
         self,
         sample: Sample,
         mode: Mode,
-        proposal: Proposal,
-        videos: tuple[VideoFrames, VideoFrames],
-        first: FirstEmbeddings,
-    ) -> Localization:
-        localizer = self._localizer(proposal)
-        self._warn_cpu_clip_time(localizer, videos, len(proposal.stages))
+        stages: list[Stage],
+        differences: list[Difference],
+        reading: asyncio.Future,
+    ) -> Segmented:
+        """Both videos split into ``stages`` once they are read (and their first frames embedded): with
+        ``run.overlap_stages``, while the proposer is still linking differences to stages."""
+        videos, first = await asyncio.shield(reading)
+        localizer = self._localizer(differences)
+        self._warn_cpu_clip_time(localizer, videos, len(stages))
 
-        def localize() -> Localization:
+        def segment() -> Segmented:
             with self._clip_lock:
-                return localizer.localize(
-                    proposal,
+                return localizer.segment(
+                    stages,
+                    differences,
                     videos[0],
                     videos[1],
                     retrieval=annotations_for_mode(sample.retrieval_frames, mode),
@@ -297,7 +314,24 @@ class VidDiffMethod:
                     first=first,
                 )
 
-        return await asyncio.to_thread(localize)
+        return await asyncio.to_thread(segment)
+
+    async def _localize(
+        self,
+        sample: Sample,
+        mode: Mode,
+        proposal: Proposal,
+        videos: tuple[VideoFrames, VideoFrames],
+        reading: asyncio.Future,
+        segmented: Optional[Segmented],
+    ) -> Localization:
+        """Keyframes from the links, on the segmentation made while they were awaited (or made now)."""
+        if segmented is None or not segmented.plans(proposal):
+            segmented = await self._segment(sample, mode, proposal.stages, proposal.differences, reading)
+        retrieval = annotations_for_mode(sample.retrieval_frames, mode)
+        return self._localizer(proposal.differences).pick_keyframes(
+            proposal, segmented, videos[0], videos[1], retrieval=retrieval
+        )
 
     async def _verdicts(
         self,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Optional, TypeVar
+from typing import Callable, Optional, TypeVar
 
 from pydantic import BaseModel
 
@@ -54,9 +54,12 @@ class Proposer:
         n_differences: Optional[int] = None,
         stages: Optional[list[Stage]] = None,
         meter: Optional[UsageMeter] = None,
+        on_stage_plan: Optional[Callable[[list[Stage], list[Difference]], None]] = None,
     ) -> Proposal:
         """Closed mode passes ``differences`` (the task's candidates); open mode passes ``n_differences``;
         describe mode passes the differences of :meth:`propose_dimension_differences`.
+        ``on_stage_plan(stages, differences)`` is called once both are final, before the linking call, so the
+        caller can start on what needs only them (segmenting the videos).
 
         ``stages`` reuses an earlier :meth:`stage_plan` of the same action (``proposer.reuse_per_action``).
         Only local differences are linked by the LLM; a global one is visible throughout, so it is linked
@@ -86,6 +89,8 @@ class Proposer:
         elif stages is None:
             stages, plan_notes = await self.stage_plan(action, meter)
             notes.extend(plan_notes)
+        if on_stage_plan is not None:
+            on_stage_plan(stages, differences)
         local_links = await self.link(action, stages, local, notes, meter) if local else {}
         return _proposal(differences, stages, local_links, notes)
 
