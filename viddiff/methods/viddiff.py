@@ -119,7 +119,14 @@ class VidDiffMethod:
     async def load_videos(self, sample: Sample, fps: Optional[float] = None) -> tuple[VideoFrames, VideoFrames]:
         """Decode both videos at the inference fps (the domain's, unless ``fps`` is given) in worker threads."""
         data = self.config.data
-        return await read_pair(sample.videos, fps or data.fps_for(sample.domain), data.max_side, data.video_backend)
+        return await read_pair(sample.videos, fps or data.fps_for(sample.domain), self._frame_side(), data.video_backend)
+
+    def _frame_side(self) -> Optional[int]:
+        """Longest side of the decoded frames: ``data.max_side``, or the differencer's if smaller and asked for."""
+        data, sent = self.config.data, self.config.differencer.image.max_side
+        if data.frame_size == "max_side" or sent is None:
+            return data.max_side
+        return sent if data.max_side is None else min(data.max_side, sent)
 
     def _sample_proposer(self, sample: Sample) -> Proposer:
         """A proposer seeded for this sample (``proposer.reuse_per_action=false``, as released)."""
