@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from pathlib import Path
-from typing import Annotated, AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Literal, Optional, Sequence, TypeVar, Union
+from typing import (
+    Annotated, AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Literal, Optional, Sequence, TypeVar, Union,
+)
 
 from pydantic import BaseModel, Field
 

@@ -139,11 +139,31 @@ def test_frames_are_embedded_while_the_proposers_answer_is_held(sample, tmp_path
     assert [p.key for p in result.predictions] == [d.key for d in result.proposal.differences]
 
 
-def test_an_unreadable_video_fails_the_sample_and_stops_the_proposal(sample, tmp_path, monkeypatch):
+def test_an_unreadable_video_fails_before_any_model_call(sample, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
     broken = tmp_path / "broken.mp4"
     broken.write_bytes(b"not a video at all")
     bad = sample.model_copy(update={"videos": (sample.videos[0], VideoRef(path=str(broken)))})
+    with FakeOpenAIServer(ScriptedModel()) as server:
+        method = VidDiffMethod(config(server, tmp_path / "c.sqlite"))
+
+        async def go():
+            try:
+                await method.aprocess(bad, "closed")
+            finally:
+                await method.aclose()
+
+        with pytest.raises(VideoError, match="broken.mp4"):
+            asyncio.run(go())
+    assert server.requests == []  # probed before the proposal is asked for
+
+
+def test_a_video_failing_while_decoding_cancels_the_proposal(sample, tmp_path, monkeypatch):
+    """Past the probe, a decoding failure (here: a trim beyond the video) fails the sample at once, while
+    the proposer's first answer is still held, and no other proposer call follows."""
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    a, b = sample.videos
+    bad = sample.model_copy(update={"videos": (a, b.model_copy(update={"frames_trim": (10**6, None)}))})
     gate = Gate(ScriptedModel(), matches=is_proposer, timeout_s=20)
     with FakeOpenAIServer(gate) as server:
         method = VidDiffMethod(config(server, tmp_path / "c.sqlite"))
@@ -155,13 +175,13 @@ def test_an_unreadable_video_fails_the_sample_and_stops_the_proposal(sample, tmp
                 await method.aclose()
 
         try:
-            with pytest.raises(VideoError, match="broken.mp4"):
+            with pytest.raises(VideoError, match="frames_trim"):
                 asyncio.run(go())
-            held = gate.timed_out == 0  # raised while the proposer's answer was still held
+            held = gate.timed_out == 0
         finally:
             gate.open()
     assert held
-    assert len(server.requests) <= 1  # no proposer call after the first
+    assert len(server.requests) <= 1
 
 
 def test_videos_are_segmented_while_the_links_are_awaited(sample, tmp_path, monkeypatch):

@@ -31,7 +31,7 @@ from viddiff.methods.events import Finished, Judged, Localized, Proposed, Sample
 from viddiff.proposer import Proposer
 from viddiff.proposer.seeding import proposal_seed
 from viddiff.schema import Difference, Mode, Prediction, Proposal, Sample, SampleResult, Stage
-from viddiff.video import VideoFrames, read_pair
+from viddiff.video import VideoFrames, probe_video, read_pair
 
 log = logging.getLogger(__name__)
 StagePlanCallback = Callable[[list[Stage], list[Difference]], None]
@@ -230,6 +230,8 @@ class VidDiffMethod:
             yield Finished(empty, videos=None)
             return
         if self.config.run.overlap_stages:
+            if videos is None:
+                await self._probe_videos(sample)  # a file that is no video fails before any model call
             reading = asyncio.ensure_future(self._read_and_embed_first(sample, mode, videos, fps))
             segmenting: list[asyncio.Future] = []
 
@@ -250,7 +252,10 @@ class VidDiffMethod:
             proposal = await self._proposal(sample, mode, meter)
             yield Proposed(proposal)
             reading = asyncio.ensure_future(self._read_and_embed_first(sample, mode, videos, fps))
-            localization = await self._localize(sample, mode, proposal, videos, reading, None)
+            try:
+                localization = await self._localize(sample, mode, proposal, videos, reading, None)
+            finally:
+                await _cancelled(reading)
         yield Localized(localization)
         predictions: dict[str, Prediction] = {}
         verdicts = self._verdicts(sample, mode, proposal, localization, videos, meter)
@@ -260,6 +265,12 @@ class VidDiffMethod:
                 yield Judged(prediction)
         ordered = [predictions[d.key] for d in proposal.differences]
         yield Finished(self._result(sample, mode, index, proposal, localization, ordered, videos, meter), videos)
+
+    async def _probe_videos(self, sample: Sample) -> None:
+        """Open both videos without decoding them (milliseconds): what is unreadable raises its VideoError here."""
+        backend = self.config.data.video_backend
+        refs = sample.videos[:1] if sample.videos[0] == sample.videos[1] else sample.videos
+        await asyncio.gather(*(asyncio.to_thread(probe_video, ref.path, ref.fps_original, backend) for ref in refs))
 
     async def _read_and_embed_first(
         self, sample: Sample, mode: Mode, videos: Optional[tuple[VideoFrames, VideoFrames]], fps: Optional[float]
