@@ -23,7 +23,8 @@ from viddiff.schema import Mode
 Handler = Callable[[argparse.Namespace], int]
 MODES = list(get_args(Mode))
 MODE_HELP = (
-    "task mode: closed or open for VidDiffBench (required there), describe for description benchmarks "
+    "task mode: closed or open for VidDiffBench (required there), describe for description benchmarks, "
+    "caption or qa for single-video benchmarks "
     "(default: the benchmark's only mode, if it has one)"
 )
 RESUME_HELP = (
@@ -102,6 +103,11 @@ def _add_run(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPar
     run = sub.add_parser("run", help="run the VidDiff method on a benchmark and score it", parents=flags)
     _add_dataset_args(run)
     run.add_argument("--mode", choices=MODES, help=MODE_HELP)
+    run.add_argument(
+        "--method", choices=method_names(),
+        help="the method to run (default: the benchmark's own: viddiff for VidDiffBench and ViDiC-1K); "
+        "a method that cannot answer the benchmark's task is refused, naming those that can",
+    )
     run.add_argument("--output", help="results directory (default: runs/<split>-<mode>)")
     run.add_argument("--resume", action="store_true", help=RESUME_HELP)
     run.add_argument(

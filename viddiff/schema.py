@@ -18,8 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 Letter = Literal["a", "b", "c"]
 NumFrames = Literal["1", "gt_1"]
-Mode = Literal["closed", "open", "describe"]
-"""``describe``: write a free-text account of similarities and differences (description benchmarks)."""
+Mode = Literal["closed", "open", "describe", "caption", "qa"]
+"""What a sample asks of a method. On a pair: ``closed``/``open`` (VidDiffBench), ``describe`` (a free-text
+account of similarities and differences, description benchmarks). On one video (``Sample.task``):
+``caption`` (describe it under an instruction) and ``qa`` (answer a question about it)."""
+PAIR_MODES: tuple[Mode, ...] = ("closed", "open", "describe")
+VIDEO_TASK_MODES: tuple[Mode, ...] = ("caption", "qa")
 SPLITS = ("easy", "medium", "hard")
 
 # The seven dimensions of describe mode, in report order. Describe mode (``viddiff compare --describe``, and description
@@ -90,8 +94,21 @@ class RetrievalFrames(_Model):
     """Per difference key: frame indices in A and in B where it is visible."""
 
 
+class VideoTask(_Model):
+    """What a single-video task asks (``caption`` and ``qa`` modes): the benchmark's words, sent as they are."""
+
+    prompt: str = Field(min_length=1)
+    """The instruction or question exactly as the model is to read it (a benchmark formats its options into it)."""
+    system_prompt: Optional[str] = None
+    """The benchmark's own system prompt, where its protocol has one; ``None`` sends no system message."""
+    video: int = Field(default=0, ge=0, le=1)
+    """Which of ``Sample.videos`` the task is about. A second video, when a sample has one, is the other video of
+    a benchmark pair: a method shows it only when asked to answer pair-aware."""
+
+
 class Sample(_Model):
-    """One benchmark row: a video pair, its action, and annotated differences."""
+    """One benchmark row: a video pair, its action, and annotated differences; or, with ``task``, one video and
+    what to say about it (the pair then holds the task's video and, optionally, its benchmark partner)."""
 
     sample_key: str
     action: str
@@ -100,7 +117,8 @@ class Sample(_Model):
     split: str
     domain: str
     source_dataset: str = ""
-    videos: tuple[VideoRef, VideoRef]
+    videos: tuple[VideoRef, ...] = Field(min_length=1, max_length=2)
+    """A and B; one video for a single-video task."""
     differences: dict[str, Difference] = Field(default_factory=dict)
     labels: dict[str, Optional[Letter]] = Field(default_factory=dict)
     """Ground truth per difference key; ``None`` = not labelled."""
@@ -108,12 +126,22 @@ class Sample(_Model):
     retrieval_frames: Optional[RetrievalFrames] = None
     sample_hash: Optional[int] = None
     """The row's ``sample_hash`` (first public revision): the per-sample proposer seed offset."""
+    task: Optional[VideoTask] = None
+    """Single-video tasks only: the instruction or question (``caption`` / ``qa`` modes)."""
 
     @model_validator(mode="after")
     def _labels_match_differences(self) -> "Sample":
         unknown = sorted(set(self.labels) - set(self.differences))
         if unknown:
             raise ValueError(f"labels for unknown difference keys {unknown}")
+        return self
+
+    @model_validator(mode="after")
+    def _a_pair_unless_a_task(self) -> "Sample":
+        if self.task is None and len(self.videos) != 2:
+            raise ValueError(f"a sample without a task compares two videos, got {len(self.videos)}")
+        if self.task is not None and self.task.video >= len(self.videos):
+            raise ValueError(f"task.video is {self.task.video} but the sample has {len(self.videos)} video(s)")
         return self
 
     def closed_differences(self) -> list[Difference]:
@@ -241,6 +269,8 @@ class SampleResult(_Model):
     """Repairs, fallbacks and effective settings worth knowing when reading results."""
     description: Optional[str] = None
     """``describe`` mode: the text describing the pair's similarities and differences."""
+    response: Optional[str] = None
+    """``caption`` and ``qa`` modes: the method's answer, as it gave it (the benchmark reads and scores it)."""
 
     @field_validator("predictions")
     @classmethod

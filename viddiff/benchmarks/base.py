@@ -35,6 +35,8 @@ class Benchmark(ABC):
     """Display name."""
     modes: ClassVar[tuple[Mode, ...]]
     """The task modes it scores, the default first."""
+    default_method: ClassVar[str] = "viddiff"
+    """The method ``viddiff run`` uses on it when ``--method`` is not given (one that can answer its modes)."""
     has_splits: ClassVar[bool] = True
     """Whether ``--split`` selects samples."""
     records_file: ClassVar[str]

@@ -18,8 +18,11 @@ def cli_run(args: argparse.Namespace) -> int:
     updates = {flag: True for flag in ("swap_videos", "same_video", "save_visuals") if getattr(args, flag)}
     if updates:
         cfg = cfg.model_copy(update={"run": cfg.run.model_copy(update=updates)})
-    stem = benchmarks.of(cfg).output_stem(args.split)
-    return run_method(cfg, args, get_method("viddiff"), Path(f"runs/{stem}-{args.mode}"))
+    benchmark = benchmarks.of(cfg)
+    method = args.method or benchmark.default_method
+    stem = benchmark.output_stem(args.split)
+    prefix = "" if method == "viddiff" else f"{method}-"
+    return run_method(cfg, args, get_method(method), Path(f"runs/{prefix}{stem}-{args.mode}"))
 
 
 def cli_baseline(args: argparse.Namespace) -> int:

@@ -55,7 +55,7 @@ _Frames = Generator[np.ndarray, None, None]
 
 __all__ = [
     "BACKENDS", "IMAGE_SUFFIXES", "VideoFrames", "VideoInfo", "compute_stride", "probe_video", "read_pair",
-    "read_video", "read_video_ref", "resolve_trim", "scaled_size",
+    "read_video", "read_video_ref", "read_videos", "resolve_trim", "scaled_size",
 ]
 BACKENDS = ("auto", "decord", "pyav")
 _FPS_TOLERANCE = 0.01  # relative disagreement between caller and container fps that is reported
@@ -439,13 +439,22 @@ async def read_pair(
     refs: tuple["VideoRef", "VideoRef"], target_fps: Optional[float], max_side: Optional[int] = None, backend: str = "auto"
 ) -> tuple[VideoFrames, VideoFrames]:
     """Both videos of a sample, decoded in worker threads; a pair of one video (the same-video check) is read once."""
+    a, b = await read_videos(refs, target_fps, max_side, backend)
+    return a, b
+
+
+async def read_videos(
+    refs: Sequence["VideoRef"], target_fps: Optional[float], max_side: Optional[int] = None, backend: str = "auto"
+) -> tuple[VideoFrames, ...]:
+    """The videos of a sample (one for a single-video task, two for a pair), each read once, in worker threads."""
     import asyncio
 
     def read(ref: "VideoRef") -> VideoFrames:
         return read_video_ref(ref, target_fps, max_side=max_side, backend=backend)
 
-    if refs[0] == refs[1]:
-        frames = await asyncio.to_thread(read, refs[0])
-        return frames, frames
-    a, b = await asyncio.gather(asyncio.to_thread(read, refs[0]), asyncio.to_thread(read, refs[1]))
-    return a, b
+    distinct: list["VideoRef"] = []
+    for ref in refs:
+        if ref not in distinct:
+            distinct.append(ref)
+    frames = await asyncio.gather(*(asyncio.to_thread(read, ref) for ref in distinct))
+    return tuple(frames[distinct.index(ref)] for ref in refs)

@@ -1,7 +1,8 @@
 """LMM baseline: frames of both videos straight to a multimodal chat model (paper §5 baselines).
 
 Runs on the same data, cache, runner and scorer as the VidDiff method, so
-its numbers are directly comparable; a new model is a ``--model`` flag.
+its numbers are directly comparable; a new model is a ``--model`` flag. The
+same model answers single-video tasks (``caption``, ``qa``: see ``video_task.py``).
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ from viddiff.methods.lmm import prompts
 from viddiff.methods.lmm.answers import OpenAnswer, closed_answer_model, closed_letters
 from viddiff.methods.lmm.budget import budget_stride, default_max_images
 from viddiff.methods.lmm.video_input import video_part
+from viddiff.methods.lmm.video_task import answer_video_task
 from viddiff.cache import Cache, open_cache
 from viddiff.config import BaselineConfig, Config, ModelCallConfig
 from viddiff.errors import InvalidAnswerError
-from viddiff.schema import Mode, Prediction, Sample, SampleResult
+from viddiff.schema import VIDEO_TASK_MODES, Mode, Prediction, Sample, SampleResult
 from viddiff.differencer.statements import statement_text
-from viddiff.video import VideoFrames, read_pair
+from viddiff.video import VideoFrames, read_videos
 
 STAGE = "baseline"
 
@@ -80,7 +82,7 @@ class LMMBaseline:
     """An LMM as a :class:`viddiff.methods.Method` (``baseline``): ``run_benchmark`` drives it like VidDiff."""
 
     stages = (STAGE,)
-    modes = ("closed", "open", "describe")
+    modes = ("closed", "open", "describe", "caption", "qa")
 
     def __init__(self, config: Config, *, cache: Optional[Cache] = None, client: Optional[ChatModel] = None):
         self.config = resolve_config(config)
@@ -92,8 +94,8 @@ class LMMBaseline:
             self.config.endpoints, self.cache, cache_nonzero_temperature=self.config.cache.cache_nonzero_temperature
         )
 
-    async def load_videos(self, sample: Sample) -> tuple[VideoFrames, VideoFrames]:
-        """Both videos at the baselines' own inference fps (``baseline.fps_by_domain``; released: fitness 4,
+    async def load_videos(self, sample: Sample) -> tuple[VideoFrames, ...]:
+        """The sample's videos (both of a pair) at the baselines' own inference fps (``baseline.fps_by_domain``; released: fitness 4,
         ballsports 5, diving 6, music 1, surgery 1), ``data.default_fps`` for other domains.
 
         Frames are decoded no larger than they will be sent (``baseline.image.max_side``),
@@ -103,7 +105,7 @@ class LMMBaseline:
         fps = self.config.baseline.fps_by_domain.get(sample.domain, data.default_fps)
         sides = [s for s in (data.max_side, self.config.baseline.image.max_side) if s is not None]
         max_side = min(sides) if sides else None
-        return await read_pair(sample.videos, fps, max_side, data.video_backend)
+        return await read_videos(sample.videos, fps, max_side, data.video_backend)
 
     async def aprocess(
         self,
@@ -111,7 +113,7 @@ class LMMBaseline:
         mode: Mode,
         *,
         index: int = 0,
-        videos: Optional[tuple[VideoFrames, VideoFrames]] = None,
+        videos: Optional[tuple[VideoFrames, ...]] = None,
         on_stage: Optional[Callable[[str], Any]] = None,
         meter: Optional[UsageMeter] = None,
     ) -> SampleResult:
@@ -119,10 +121,13 @@ class LMMBaseline:
 
         Closed: a letter per statement. Open: statements with letters, as many as the model gives.
         Describe: free text on similarities and differences along the seven dimensions.
+        Caption / qa: the benchmark's prompt and the task's video, answered in free text.
         ``meter`` collects the sample's model calls (also when it fails part-way).
         """
         cfg = self.config.baseline
         meter = meter if meter is not None else UsageMeter()
+        if mode in VIDEO_TASK_MODES:
+            return await self._video_task(sample, mode, index, videos, on_stage, meter)
         if mode == "closed" and sample.labels and not sample.closed_differences():
             return SampleResult(
                 sample_key=sample.sample_key, index=index, mode=mode, method=self.name,
@@ -151,6 +156,26 @@ class LMMBaseline:
             usage=meter.by_stage(),
             notes=notes,
             description=description,
+        )
+
+    async def _video_task(
+        self,
+        sample: Sample,
+        mode: Mode,
+        index: int,
+        videos: Optional[tuple[VideoFrames, ...]],
+        on_stage: Optional[Callable[[str], Any]],
+        meter: UsageMeter,
+    ) -> SampleResult:
+        videos = videos or await self.load_videos(sample)
+        response, notes = await answer_video_task(
+            self.client, self.config.baseline, sample, videos, self.max_images, meter, STAGE
+        )
+        if on_stage is not None:
+            on_stage(STAGE)
+        return SampleResult(
+            sample_key=sample.sample_key, index=index, mode=mode, method=self.name, usage=meter.by_stage(),
+            notes=notes, response=response,
         )
 
     async def _closed(
