@@ -77,6 +77,9 @@ def test_as_released_low_fps_repeats_one_frame():
     assert select_keyframes(
         spans, [1], "gt_1", n_frames=3, fps=1.0, frame_sep_s=0.35, n_total=20, step_rule="as_released"
     ) == [14, 14, 14]
+    # also in a video no longer than the burst, where the distinct rule sends every frame
+    assert select_keyframes([(0, 3)], [0], "gt_1", n_frames=3, fps=1.0, frame_sep_s=0.35, n_total=3,
+                            step_rule="as_released") == [1, 1, 1]
     rng = np.random.default_rng(0)
     drawn = random_keyframes("gt_1", n_frames=3, fps=1.0, frame_sep_s=0.35, n_total=20, rng=rng, step_rule="as_released")
     assert len(set(drawn)) == 1 and len(drawn) == 3

@@ -50,11 +50,13 @@ def select_keyframes(
         start, end = spans[linked_stages[0]]
         return [(start + end - 1) // 2]
     _check_burst(num_frames, n_frames, fps, frame_sep_s)
-    if n_total <= n_frames:
-        return list(range(n_total))
     start = min(spans[k][0] for k in linked_stages)
     end = max(spans[k][1] for k in linked_stages)
     centre = (start + end - 1) // 2
+    if step_rule == "as_released" and round(frame_sep_s * fps) == 0:
+        return [centre] * n_frames  # the release's burst at low fps, whatever the video's length
+    if n_total <= n_frames:
+        return list(range(n_total))
     if n_frames == 1:
         return [centre]
     step = burst_step(n_frames, fps, frame_sep_s, n_total, step_rule)
@@ -112,6 +114,8 @@ def random_keyframes(
     if num_frames == "1":
         return [int(rng.integers(n_total))]
     _check_burst(num_frames, n_frames, fps, frame_sep_s)
+    if step_rule == "as_released" and round(frame_sep_s * fps) == 0:
+        return [int(rng.integers(n_total))] * n_frames
     if n_total <= n_frames:
         return list(range(n_total))
     if n_frames == 1:
