@@ -67,14 +67,15 @@ class ScriptedModel:
         self.n_stages = n_stages
 
     def __call__(self, req: ChatRequest) -> str:
-        kind = self._kind(req)
+        kind = self.kind(req)
         handler = getattr(self, f"_answer_{kind}", None)
         if handler is None:
             raise ValueError(f"ScriptedModel does not know how to answer a {kind!r} request")
         answer = handler(req)
         return answer if isinstance(answer, str) else json.dumps(answer)  # str: a free-text answer
 
-    def _kind(self, req: ChatRequest) -> str:
+    def kind(self, req: ChatRequest) -> str:
+        """Which request this is: its answer schema's name (``json_schema``), else told by its wording."""
         rf = req.response_format or {}
         name = (rf.get("json_schema") or {}).get("name") if rf.get("type") == "json_schema" else None
         text = req.text
