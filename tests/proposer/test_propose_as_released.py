@@ -122,3 +122,12 @@ def test_links_by_name_number_repeated_names(harness) -> None:
     proposal = harness.propose(differences=twins, cfg=RELEASED.model_copy(update={"refinement": "keep_known"}))
     assert proposal.links == {"3": [0], "7": [2]}
     assert '"name": "depth (2)"' in harness.of("links")[0].text
+
+
+def test_describe_mode_keeps_its_own_prompt_and_system_message(harness) -> None:
+    """The release has no describe mode: its dimension proposal stays this project's, system message included."""
+    harness.script(links=[{"stage one": ["arm swing"]}])
+    proposal = harness.describe(cfg=RELEASED)
+    assert [_roles(r) for r in harness.of("dimensions")] == [["system", "user"]]
+    assert all(_roles(r) == ["user"] for r in harness.of("stages") + harness.of("links"))
+    assert proposal.links["1"] == [0]

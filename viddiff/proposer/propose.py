@@ -101,9 +101,10 @@ class Proposer:
     def _as_released(self) -> bool:
         return self.cfg.prompt_style == "release"
 
-    async def _ask(self, text: str, schema: type[T], meter: Optional[UsageMeter]) -> T:
-        """One proposer call; the release sent its proposer prompts without a system message."""
-        system = [] if self._as_released else [system_message(prompts.SYSTEM)]
+    async def _ask(self, text: str, schema: type[T], meter: Optional[UsageMeter], *, own_prompt: bool = False) -> T:
+        """One proposer call; the release sent its proposer prompts without a system message.
+        ``own_prompt``: a prompt the release has no counterpart of (describe mode), always with ours."""
+        system = [] if self._as_released and not own_prompt else [system_message(prompts.SYSTEM)]
         return await self.client.complete_json(
             self.cfg, [*system, user_message(text)], schema, stage=STAGE, meter=meter
         )
@@ -133,7 +134,7 @@ class Proposer:
         if n < 1:
             raise ViddiffError(f"describe mode needs n_differences >= 1, got {n}; set proposer.describe_n_differences")
         schema = dimension_differences_answer(n, self.cfg.fuzzy_match_threshold)
-        answer = await self._ask(prompts.dimension_differences(action, n), schema, meter)
+        answer = await self._ask(prompts.dimension_differences(action, n), schema, meter, own_prompt=True)
         return [
             Difference(
                 key=str(i),
