@@ -16,7 +16,7 @@ from typing import Callable, Optional, Sequence, get_args
 
 from viddiff import __version__, benchmarks
 from viddiff.errors import ViddiffError
-from viddiff.localizer.segmenters import segmenter_names
+from viddiff.runs.ablation_variants import variant_names
 from viddiff.methods import method_names
 from viddiff.schema import Mode
 
@@ -223,12 +223,13 @@ def _add_ablate(sub: "argparse._SubParsersAction", flags: list[argparse.Argument
     )
     _add_dataset_args(abl)
     abl.add_argument("--mode", choices=["closed"], default="closed", help="closed accuracy, the paper's ablation (default: closed)")
+    names = variant_names()
     abl.add_argument(
         "--variant",
         action="append",
-        choices=segmenter_names(),
-        metavar="METHOD",
-        help=f"localizer method to include (repeatable; default: all): {', '.join(segmenter_names())}",
+        choices=names,
+        metavar="VARIANT",
+        help=f"variant to include (repeatable; default: all): {', '.join(names)}",
     )
     abl.add_argument("--output", help="results directory (default: runs/ablate-<split>-closed)")
     abl.add_argument("--resume", action="store_true", help=RESUME_HELP)

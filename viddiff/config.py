@@ -26,6 +26,10 @@ DEFAULT_BASELINE_FPS_BY_DOMAIN = {"fitness": 4.0, "ballsports": 5.0, "diving": 6
 """The LMM baselines' inference fps per domain, as released (lmms/configs/config.yaml ``lmm.fps_inference``)."""
 Statement = Literal["description", "query_string"]
 """Which text of a difference a VLM is asked about: ``description`` (the text that is scored) or ``query_string``."""
+PromptStyle = Literal["project", "release"]
+"""``project``: this project's prompts (a system message with an expert-coach persona, and a few instructions of
+its own). ``release``: the content of the authors' released prompts, in this project's words, with a system
+message only where the release sent one (see docs/faithfulness.md)."""
 
 
 class _Section(BaseModel):
@@ -162,6 +166,23 @@ class ProposerConfig(ModelCallConfig):
     its ``sample_key``), as released. ``true``: one proposal per (action, seed) shared by the action's samples
     (cheaper; a difference the proposer misses is then missed for the whole action)."""
     fuzzy_match_threshold: float = Field(default=0.8, ge=0, le=1)
+    prompt_style: PromptStyle = "project"
+    """``release``: the released proposer prompts' content and no system message (the release sent none)."""
+    enforce_counts: bool = True
+    """Refuse (and re-ask) answers with more differences than asked for, more than ``max_stages`` stages or fewer
+    than ``n_retrieval_keys`` distinct strings in a stage. ``false``, as released: those counts are only asked
+    for; any non-empty list is taken (a stage still needs one string, and open-mode predictions beyond
+    ``N_diff`` are then for ``eval.n_diff_policy``)."""
+    refinement: Literal["keep_known", "wholesale"] = "keep_known"
+    """How a refined stage plan is taken. ``keep_known``: the refinement may only remove strings; anything else
+    it returns is ignored, and the unrefined plan is kept when it fails. ``wholesale``, as released: the refined
+    stages (names, descriptions, number, strings) replace the plan as returned (the unrefined plan is still kept
+    when the refinement fails, where the release stopped)."""
+    link_by: Literal["id", "name"] = "id"
+    """How the linking call names differences and stages. ``id``: differences by key, stages by name, as a list
+    of links (misspellings repaired above ``fuzzy_match_threshold``). ``name``, as released: an object mapping
+    each stage name to difference names; an unknown stage is repaired above the threshold or dropped, an
+    unknown difference name goes to the nearest name whatever its similarity."""
     describe_n_differences: int = Field(default=10, ge=1)
     """``describe`` mode: candidate differences proposed along the seven dimensions when the sample sets none
     (``viddiff compare --describe`` without ``--n-differences``)."""
@@ -214,10 +235,25 @@ class LocalizerConfig(_Section):
     stay_prob: float = Field(default=0.5, gt=0, lt=1)
     advance_prob: float = Field(default=0.5, gt=0, lt=1)
     eps: float = Field(default=1e-5, gt=0)
-    """Added to normalised scores before ``-log`` so a zero score is a finite cost (the release's floor, 1e-5)."""
+    """The floor that keeps a zero score a finite cost (the release's, 1e-5); how it applies is ``score_floor``."""
+    score_floor: Literal["add", "replace_zeros"] = "add"
+    """``add``: cost ``-log(score + eps)``, and a stage whose scores are constant over time scores 0.5.
+    ``replace_zeros``, as released: cost ``-log(score)`` with zero scores replaced by ``eps``, and a constant
+    stage scores 0 (so ``eps``) everywhere."""
+    viterbi_ties: Literal["earliest", "latest"] = "earliest"
+    """Among equally good segmentations, stages start as early (``earliest``) or as late (``latest``, as
+    released: the release's backtracking prefers the previous stage on a tie) as possible."""
+    no_viterbi_window: Literal["frames", "as_released"] = "frames"
+    """Window of the ``no_viterbi`` ablation. ``frames``: ``int(1.3 * T / K)`` sampled frames (made odd).
+    ``as_released``: the release measures the length of the video's metadata record (5 fields) instead of the
+    frame count, so ``int(1.3 * 5 / K)`` (made odd): 7, 3, 3, 1, 1 frames for K = 1..5, whatever the video."""
     n_frames_multi: int = Field(default=3, ge=1)
     """Keyframes per video for ``gt_1`` differences."""
     frame_sep_s: float = Field(default=0.35, gt=0)
+    burst_step: Literal["distinct", "as_released"] = "distinct"
+    """Spacing of a ``gt_1`` burst in sampled frames. ``distinct``: ``frame_sep_s * fps`` rounded half up, at
+    least 1, so low fps never repeats a frame. ``as_released``: Python's ``round`` (half to even), which is 0 at
+    1 fps (music, surgery): the same frame three times, and the prompt says they are 0.00 s apart."""
 
     @field_validator("method")
     @classmethod
@@ -234,6 +270,9 @@ class DifferencerConfig(ModelCallConfig):
     """The text the VLM judges: ``description`` (what is scored, and what the baselines see) or ``query_string``."""
     n_votes: int = Field(default=1, ge=1)
     """k-sample majority vote (needs temperature > 0 to differ)."""
+    prompt_style: PromptStyle = "project"
+    """``release``: the release's neutral system message (a vision assistant; the frames come from a public
+    research dataset and the answers are not used in the real world) instead of the expert-coach persona."""
     image: ImageConfig = Field(default_factory=ImageConfig)
 
 
@@ -311,6 +350,9 @@ class BaselineConfig(ModelCallConfig):
     ``None`` = the model's known per-request image limit (``viddiff.methods.lmm.budget``)."""
     video_input: bool = False
     """Send each video as one ``video_url`` item (vLLM Qwen2.5-VL) instead of frames."""
+    prompt_style: PromptStyle = "project"
+    """``release``: the released baseline prompts' content (no system message, no per-video labels among the
+    frames, no advice on what to look at or leave out) in this project's words."""
     image: ImageConfig = Field(default_factory=lambda: ImageConfig(max_side=512, detail="auto"))
 
 

@@ -81,8 +81,11 @@ def request_kind(req: ChatRequest) -> str:
     """``differences``, ``dimensions``, ``stages``, ``refine`` or ``links``, from the response-format schema name."""
     name = req.response_format["json_schema"]["name"]
     if name == "StagesAnswer":
-        return "refine" if "Remove the strings" in req.text else "stages"
-    kinds = {"DifferencesAnswer": "differences", "DimensionDifferencesAnswer": "dimensions", "LinksAnswer": "links"}
+        return "refine" if "Remove the strings" in req.text or "filter out" in req.text else "stages"
+    kinds = {
+        "DifferencesAnswer": "differences", "DimensionDifferencesAnswer": "dimensions", "LinksAnswer": "links",
+        "StageNameLinks": "links",
+    }
     return kinds[name]
 
 

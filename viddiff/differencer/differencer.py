@@ -78,9 +78,10 @@ class Differencer:
             seconds_between_frames=seconds_between_frames,
             options=self.cfg.options,
             frame_times_s=frame_times_s,
+            style=self.cfg.prompt_style,
         )
         messages = [
-            system_message(prompts.system_prompt(action)),
+            system_message(prompts.system_prompt(action, self.cfg.prompt_style)),
             user_message(text, *frames_a, *frames_b, image=self.cfg.image),
         ]
         schema = AnswerABC if self.cfg.options == "abc" else AnswerAB

@@ -97,6 +97,7 @@ class Localizer:
                     fps=video.fps,
                     frame_sep_s=self.cfg.frame_sep_s,
                     n_total=len(video.frame_indices),
+                    step_rule=self.cfg.burst_step,
                 )
                 if annotated is not None:
                     positions = nearest_positions(video.frame_indices, annotated[len(picked)])
@@ -108,6 +109,7 @@ class Localizer:
                         frame_sep_s=self.cfg.frame_sep_s,
                         n_total=len(video.frame_indices),
                         rng=rng,
+                        step_rule=self.cfg.burst_step,
                     )
                 picked.append(_video_keyframes(video, positions))
             keyframes.append(Keyframes(key=diff.key, a=picked[0], b=picked[1]))
@@ -178,6 +180,9 @@ class Localizer:
                 self.embedder.embed_images(video.frames[positions]), text_embs
             ),
             stage_starts=(truth.starts, truth.end) if truth is not None else None,
+            score_floor=self.cfg.score_floor,
+            viterbi_ties=self.cfg.viterbi_ties,
+            no_viterbi_window=self.cfg.no_viterbi_window,
         )
 
     def _embed_stage_texts(self, proposal: Proposal) -> list[np.ndarray]:

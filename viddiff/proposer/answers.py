@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel, StringConstraints, create_model
 
 from viddiff.proposer import prompts
 from viddiff.proposer.matching import best_match, normalise
@@ -34,8 +34,8 @@ class DifferencesAnswer(BaseModel):
     differences: list[ProposedDifference]
 
 
-def differences_answer(n: int) -> type[DifferencesAnswer]:
-    """``DifferencesAnswer`` holding 1 to ``n`` differences."""
+def differences_answer(n: Optional[int]) -> type[DifferencesAnswer]:
+    """``DifferencesAnswer`` holding 1 to ``n`` differences (any number from 1 when ``n`` is ``None``)."""
     return create_model(
         "DifferencesAnswer", __base__=DifferencesAnswer, differences=(list[ProposedDifference], _items(1, n))
     )
@@ -113,6 +113,13 @@ def stages_answer(max_stages: int, n_keys: int) -> type[StagesAnswer]:
     return create_model("StagesAnswer", __base__=StagesAnswer, stages=(list[stage], _items(1, max_stages)))
 
 
+def any_stages_answer() -> type[StagesAnswer]:
+    """At least one stage, each with at least one non-blank string: what the release needs to run at all
+    (``proposer.enforce_counts=false``, and the wholesale refinement)."""
+    stage = create_model("ProposedStage", __base__=ProposedStage, retrieval_strings=(list[Text], _items(1, None)))
+    return create_model("StagesAnswer", __base__=StagesAnswer, stages=(list[stage], _items(1, None)))
+
+
 def refined_stages_answer(names: list[str], threshold: float) -> type[StagesAnswer]:
     """The refinement: one entry per known stage (a name near one of ``names`` is taken as it), each
     keeping at least one string. Named ``StagesAnswer``, the shape the prompt shows."""
@@ -156,6 +163,10 @@ def links_answer(stage_names: list[str], ids: list[str]) -> type[LinksAnswer]:
         differences=(list[Annotated[str, Field(json_schema_extra={"enum": list(ids)})]], Field(default_factory=list)),
     )
     return create_model("LinksAnswer", __base__=LinksAnswer, links=(list[link], ...))
+
+
+class StageNameLinks(RootModel[dict[str, list[str]]]):
+    """``proposer.link_by=name``, as released: stage name → names of the differences seen in it."""
 
 
 def _items(low: int, high: Optional[int], *, unique: bool = False) -> Any:

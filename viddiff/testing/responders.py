@@ -36,6 +36,14 @@ _JUDGE_STOPWORDS = {
 }
 
 
+_NAME_LINKS = 'Refer to stages and differences by their "name"'
+"""Marks the linking prompt by name (``proposer.link_by=name``)."""
+_REFINE_MARKERS = ("Remove the strings", "filter out")
+"""Mark the two refinement prompts (``proposer.refinement``: ``keep_known``, ``wholesale``)."""
+_N_A = re.compile(r"the first (\d+) images", re.I)
+"""How many of a baseline request's images are video A's, as its text says (both prompt styles)."""
+
+
 def _stable_bit(text: str) -> int:
     return hashlib.sha256(text.encode()).digest()[0] & 1
 
@@ -59,31 +67,36 @@ class ScriptedModel:
         self.n_stages = n_stages
 
     def __call__(self, req: ChatRequest) -> str:
-        kind = self._kind(req)
+        kind = self.kind(req)
         handler = getattr(self, f"_answer_{kind}", None)
         if handler is None:
             raise ValueError(f"ScriptedModel does not know how to answer a {kind!r} request")
         answer = handler(req)
         return answer if isinstance(answer, str) else json.dumps(answer)  # str: a free-text answer
 
-    def _kind(self, req: ChatRequest) -> str:
+    def kind(self, req: ChatRequest) -> str:
+        """Which request this is: its answer schema's name (``json_schema``), else told by its wording."""
         rf = req.response_format or {}
         name = (rf.get("json_schema") or {}).get("name") if rf.get("type") == "json_schema" else None
         text = req.text
         if req.response_format is None and "Compare video A and video B along these seven dimensions" in text:
             return "DescribeText"
+        if name is None and _NAME_LINKS in text:  # first: its stage plan is JSON with a "stages" key
+            return "StageNameLinks"
         if name == "StagesAnswer" or name is None and '"stages"' in text:
-            return "refine" if "Remove the strings" in text else "stages"
+            return "refine" if any(marker in text for marker in _REFINE_MARKERS) else "stages"
         if name is None:
             for marker, kind in (
                 ("<question>", "ChecklistJudgeAnswer"),  # first: the judged description may contain other markers
                 ("ways in which the two performances could differ", "DifferencesAnswer"),
+                ("differences in how this action could be performed", "DifferencesAnswer"),
                 ("candidate differences between the two videos", "DimensionDifferencesAnswer"),
                 ("list the ids of the differences", "LinksAnswer"),
                 ('"answer_detailed"', "AnswerABC"),
                 ('"matches"', "MatchAnswer"),
                 ('"results"', "FlipAnswer"),
                 ("mapping each id", "ClosedAnswer"),
+                ("mapping each key", "ClosedAnswer"),
                 ('"differences": [{"description"', "OpenAnswer"),
             ):
                 if marker in text:
@@ -94,7 +107,7 @@ class ScriptedModel:
     # ----------------------------------------------------------------- proposer
 
     def _answer_DifferencesAnswer(self, req: ChatRequest) -> dict:
-        n = int(re.search(r"List (\d+) ways", req.text).group(1))
+        n = int(re.search(r"(?:List|Suggest) (\d+) (?:ways|differences)", req.text).group(1))
         return {
             "differences": [
                 {
@@ -129,7 +142,7 @@ class ScriptedModel:
         return {"differences": items}
 
     def _answer_stages(self, req: ChatRequest) -> dict:
-        n_keys = int(re.search(r"at least (\d+) \"retrieval_strings\"", req.text).group(1))
+        n_keys = int(re.search(r"at least (\d+)", req.text).group(1))
         return {
             "stages": [
                 {
@@ -142,6 +155,10 @@ class ScriptedModel:
         }
 
     def _answer_refine(self, req: ChatRequest) -> dict:
+        """Drops each stage's first string (if it has more than one), listed as lines or (wholesale) as JSON."""
+        if "filter out" in req.text:
+            plan = _after(req.text, "look like:")["stages"]
+            return {"stages": [{**s, "retrieval_strings": s["retrieval_strings"][1:] or s["retrieval_strings"]} for s in plan]}
         stages = []
         for line in req.text.splitlines():
             match = re.match(r"\d+\. (.+?): (\".*\")$", line)
@@ -159,6 +176,12 @@ class ScriptedModel:
                 for k, name in enumerate(stages)
             ]
         }
+
+    def _answer_StageNameLinks(self, req: ChatRequest) -> dict:
+        """Linking by name: the differences' names dealt round the stages' names, as ``LinksAnswer`` deals ids."""
+        stages = [s["name"] for s in _after(req.text, "Its stages:")["stages"]]
+        names = [d["name"] for d in _after(req.text, "than of the other:").values()]
+        return {name: [d for i, d in enumerate(names) if i % len(stages) == k] for k, name in enumerate(stages)}
 
     # ----------------------------------------------------------------- visual answers
 
@@ -185,13 +208,13 @@ class ScriptedModel:
         return {"answer_detailed": "forced choice", "answer": self._direction(req, statement, len(req.images) // 2) or "a"}
 
     def _answer_ClosedAnswer(self, req: ChatRequest) -> dict:
-        ids = re.findall(r'^"([^"]+)": ', req.text, flags=re.M)
-        n_a = int(m.group(1)) if (m := re.search(r"The first (\d+) images", req.text)) else len(req.images) // 2
+        ids = re.findall(r'^\s*"([^"]+)": ', req.text, flags=re.M)
+        n_a = int(m.group(1)) if (m := _N_A.search(req.text)) else len(req.images) // 2
         return {key: self._direction(req, key, n_a) or "a" for key in ids}
 
     def _answer_OpenAnswer(self, req: ChatRequest) -> dict:
         n = int(re.search(r"at most (\d+) differences", req.text).group(1))
-        n_a = int(m.group(1)) if (m := re.search(r"The first (\d+) images", req.text)) else len(req.images) // 2
+        n_a = int(m.group(1)) if (m := _N_A.search(req.text)) else len(req.images) // 2
         return {
             "differences": [
                 {"description": f"property {i} is higher", "prediction": self._direction(req, str(i), n_a) or "a"}

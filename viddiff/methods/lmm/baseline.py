@@ -136,7 +136,8 @@ class LMMBaseline:
         a, b = videos or await self.load_videos(sample)
         sent = fit_budget(a, b, self.max_images)
         notes = frame_notes(a, b, sent, self.max_images)
-        layout = prompts.video_layout(len(sent.a), len(sent.b), sent.fps_a, sent.fps_b, cfg.video_input)
+        make_layout = prompts.release_layout if self._as_released and mode != "describe" else prompts.video_layout
+        layout = make_layout(len(sent.a), len(sent.b), sent.fps_a, sent.fps_b, cfg.video_input)
         predictions: list[Prediction] = []
         description = None
         if mode == "closed":
@@ -188,7 +189,8 @@ class LMMBaseline:
             notes.append("no differences: nothing to ask")
             return []
         statements = {d.key: statement_text(d, self.config.baseline.statement) for d in diffs}
-        text = prompts.closed_prompt(sample.action_description, layout, statements)
+        make_prompt = prompts.release_closed_prompt if self._as_released else prompts.closed_prompt
+        text = make_prompt(sample.action_description, layout, statements)
         schema = closed_answer_model(list(statements))
         messages = await asyncio.to_thread(self._messages, text, sent)
         answer = await self.client.complete_json(self.config.baseline, messages, schema, stage=STAGE, meter=meter)
@@ -201,7 +203,8 @@ class LMMBaseline:
         if sample.n_differences_open < 1:
             notes.append("N_diff is 0: nothing to ask")
             return []
-        text = prompts.open_prompt(sample.action_description, layout, sample.n_differences_open)
+        make_prompt = prompts.release_open_prompt if self._as_released else prompts.open_prompt
+        text = make_prompt(sample.action_description, layout, sample.n_differences_open)
         messages = await asyncio.to_thread(self._messages, text, sent)
         answer = await self.client.complete_json(self.config.baseline, messages, OpenAnswer, stage=STAGE, meter=meter)
         return [
@@ -211,29 +214,35 @@ class LMMBaseline:
 
     async def _describe(self, sample: Sample, layout: str, sent: SentFrames, meter: UsageMeter) -> str:
         text = prompts.describe_prompt(sample.action_description, layout)
-        messages = await asyncio.to_thread(self._messages, text, sent, prompts.SYSTEM_DESCRIBE)
+        messages = await asyncio.to_thread(self._messages, text, sent, True)
         answer = await self.client.complete_text(self.config.baseline, messages, stage=STAGE, meter=meter)
         if not answer.strip():
             raise InvalidAnswerError(f"{self.config.baseline.model} ({STAGE}) answered with empty text", raw=answer)
         return answer.strip()
 
-    def _messages(self, text: str, sent: SentFrames, system: str = prompts.SYSTEM) -> list[dict[str, Any]]:
-        """System + user message: the prompt, then A's label and frames (or clip), then B's.
+    @property
+    def _as_released(self) -> bool:
+        return self.config.baseline.prompt_style == "release"
+
+    def _messages(self, text: str, sent: SentFrames, describe: bool = False) -> list[dict[str, Any]]:
+        """System + user message: the prompt, then A's label and frames (or clip), then B's. As released
+        (``baseline.prompt_style=release``; describe mode is this project's own): no system message, no labels.
         CPU-bound (JPEG/H.264 encoding), so callers run it in a worker thread."""
         cfg = self.config.baseline
-        label_a = prompts.video_label("A", len(sent.a), sent.fps_a)
-        label_b = prompts.video_label("B", len(sent.b), sent.fps_b)
+        released = self._as_released and not describe
+        head = [] if released else [system_message(prompts.SYSTEM_DESCRIBE if describe else prompts.SYSTEM)]
+        label_a = [] if released else [prompts.video_label("A", len(sent.a), sent.fps_a)]
+        label_b = [] if released else [prompts.video_label("B", len(sent.b), sent.fps_b)]
         if cfg.video_input:
             content = [
                 {"type": "text", "text": text},
-                {"type": "text", "text": label_a},
+                *({"type": "text", "text": label} for label in label_a),
                 video_part(sent.a, sent.fps_a, cfg.image.max_side),
-                {"type": "text", "text": label_b},
+                *({"type": "text", "text": label} for label in label_b),
                 video_part(sent.b, sent.fps_b, cfg.image.max_side),
             ]
-            return [system_message(system), {"role": "user", "content": content}]
-        user = user_message(text, label_a, *sent.a, label_b, *sent.b, image=cfg.image)
-        return [system_message(system), user]
+            return [*head, {"role": "user", "content": content}]
+        return [*head, user_message(text, *label_a, *sent.a, *label_b, *sent.b, image=cfg.image)]
 
     def model_calls(self) -> dict[str, ModelCallConfig]:
         return {STAGE: self.config.baseline}
