@@ -5,7 +5,8 @@ released ``response[:2048]``):
 
 - **rule items**: the judge copies out the span(s) the constraint is about; every span must occur verbatim
   in the *full* response, else the judge is shown its last answer and asked again (not for ``count``
-  items, whose "spans" are the judge's own ``"(a),(b)"`` listing). After ``ifvidcap.span_tries`` attempts
+  items, whose "spans" are the judge's own ``"(a),(b)"`` listing); re-ask ``k`` carries seed ``seed + k`` so that
+  it is a fresh sample, also with the cache on. After ``ifvidcap.span_tries`` attempts
   the item is checked on the last extraction anyway, as released. ``ifvidcap.span_budget`` says whether
   the attempts are counted per item (default) or shared by the instruction's items as the released code
   counts them (then, once spent, later items are not asked and reuse the previous item's spans). The
@@ -202,7 +203,7 @@ class InstructionChecker:
             spans = last
             try:
                 while failures < tries:
-                    spans = await self._extract(item, shown, retry)
+                    spans = await self._extract(item, shown, retry, attempt=calls)
                     calls += 1
                     if item.constraint_id == "count" or all(s in response for s in spans):
                         break
@@ -231,14 +232,18 @@ class InstructionChecker:
             outcome.error = f"the {item.constraint_id} check raised {type(exc).__name__}: {exc}"
         return outcome
 
-    async def _extract(self, item: RuleItem, shown: str, retry: Optional[list[str]]) -> list[str]:
+    async def _extract(self, item: RuleItem, shown: str, retry: Optional[list[str]], attempt: int) -> list[str]:
+        """One extraction; a re-ask shows only the last failed answer (as released). Attempt ``k`` > 0 is sent
+        with seed ``seed + k``: a fresh sample, and a request of its own in the cache (two re-asks with the
+        same failed answer would otherwise be one cached request, answered the same way forever)."""
         request = json.dumps({"response": shown, "checkitem": item.as_published()}, ensure_ascii=False)
         messages = [system_message(self.extract_system), user_message(request)]
         if retry is not None:
             messages += [assistant_message(json.dumps(retry, ensure_ascii=False)), user_message(self.extract_retry)]
-        answer = await self.client.complete_json(
-            self.settings.judge, messages, SpanAnswer, stage=EXTRACT_STAGE, meter=self.meter
-        )
+        call = self.settings.judge
+        if attempt:
+            call = call.model_copy(update={"seed": (call.seed or 0) + attempt})
+        answer = await self.client.complete_json(call, messages, SpanAnswer, stage=EXTRACT_STAGE, meter=self.meter)
         return answer.content
 
     # ------------------------------------------------------------------ open-ended groups
