@@ -104,6 +104,11 @@ class ModelCallConfig(_Section):
     """``null`` = send none (the model's default), for models that only accept their default (e.g. GPT-5)."""
     max_tokens: Optional[int] = Field(default=None, ge=1)
     seed: Optional[int] = 0
+    top_p: Optional[float] = Field(default=None, gt=0, le=1)
+    """``null`` = send none (the model's default)."""
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    """Further request fields, sent as given, for servers that take them (vLLM: ``repetition_penalty``,
+    ``top_k``); empty = none. A benchmark's published sampling settings go here and in ``top_p``."""
 
 
 class RunConfig(_Section):

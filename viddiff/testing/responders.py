@@ -1,9 +1,12 @@
 """A scripted stand-in for the LLMs/VLMs viddiff calls, for offline tests, demos and benches.
 
 ``ScriptedModel`` answers every request the toolkit makes (proposer,
-differencer, open-mode judge and flip check, LMM baselines) with valid,
-deterministic JSON, recognising each request by its response-format schema
-name (or, in ``json_object`` mode, by its wording). Its visual answers are
+differencer, open-mode judge and flip check, LMM baselines, the captioning
+benchmarks' captioner and judges) with valid, deterministic answers,
+recognising each request by its response-format schema name (or, in
+``json_object`` mode and for free text, by its wording). Captions of the
+synthetic single-video clips state the background colour and the square's
+direction read from the frames (``viddiff.data.synth_clips``). Its visual answers are
 computed from the images it is sent (mean brightness of A's frames versus
 B's, direction chosen per statement), so they depend on the videos, flip
 when A and B are swapped, and say ``c`` when both videos are the same —

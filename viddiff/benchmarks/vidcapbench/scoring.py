@@ -235,6 +235,9 @@ def summarise(
 
 
 def _seeded(call: ModelCallConfig, run: int) -> ModelCallConfig:
+    """Run ``run``'s call: seed ``seed + run`` (no seed sent in run 0 when none is configured, as released)."""
+    if call.seed is None and run == 0:
+        return call
     return call.model_copy(update={"seed": (call.seed or 0) + run})
 
 
