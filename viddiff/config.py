@@ -108,6 +108,11 @@ class ModelCallConfig(_Section):
     """``null`` = send none (the model's default), for models that only accept their default (e.g. GPT-5)."""
     max_tokens: Optional[int] = Field(default=None, ge=1)
     seed: Optional[int] = 0
+    top_p: Optional[float] = Field(default=None, gt=0, le=1)
+    """``null`` = send none (the model's default)."""
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    """Further request fields, sent as given, for servers that take them (vLLM: ``repetition_penalty``,
+    ``top_k``); empty = none. A benchmark's published sampling settings go here and in ``top_p``."""
 
 
 class RunConfig(_Section):
@@ -314,6 +319,39 @@ class VidicPromptFiles(_PromptFiles):
     judge: Optional[str] = None
 
 
+class IfvidcapPromptFiles(_PromptFiles):
+    """IF-VidCap: the captioner's ``caption_system`` message, the span extractor's ``extract_system`` and
+    ``extract_retry`` messages, the open-question judge's ``open_system`` message."""
+
+    FAMILY: ClassVar[Family] = Family(
+        "ifvidcap",
+        {
+            "caption_system": Slots(optional=("fps",)),
+            "extract_system": Slots(),
+            "extract_retry": Slots(),
+            "open_system": Slots(),
+        },
+    )
+    caption_system: Optional[str] = None
+    extract_system: Optional[str] = None
+    extract_retry: Optional[str] = None
+    open_system: Optional[str] = None
+
+
+class VidcapbenchPromptFiles(_PromptFiles):
+    """VidCapBench: ``answer`` (a question answered from the caption) and ``grade`` (the answer graded)."""
+
+    FAMILY: ClassVar[Family] = Family(
+        "vidcapbench",
+        {
+            "answer": Slots(required=("caption", "question")),
+            "grade": Slots(required=("question", "answer", "prediction")),
+        },
+    )
+    answer: Optional[str] = None
+    grade: Optional[str] = None
+
+
 class EvalConfig(_Section):
     judge: ModelCallConfig = Field(default_factory=lambda: ModelCallConfig(model="gpt-4o-2024-08-06"))
     flip: ModelCallConfig = Field(default_factory=lambda: ModelCallConfig(model="gpt-4o-mini"))
@@ -372,6 +410,65 @@ class VidicConfig(_Section):
 
 
 
+class IfvidcapConfig(_Section):
+    """IF-VidCap (instruction-following video captioning, ``caption`` mode); used when ``data.benchmark=ifvidcap``.
+    Defaults follow the released scorer (``generate_check_result.py``, ``metrics.py``) except ``span_budget``."""
+
+    hf_repo: str = "NJU-LINK/IF-VidCap"
+    hf_revision: Optional[str] = None
+    fps: float = Field(default=2.0, gt=0)
+    """Frames per second shown to the captioning model; the benchmark's system prompt states this rate (released: 2)."""
+    judge: ModelCallConfig = Field(
+        default_factory=lambda: ModelCallConfig(model="gpt-5-mini-2025-08-07", temperature=None, seed=None)
+    )
+    """Span extraction and open-question judge (released: GPT-5-mini, no sampling parameters)."""
+    judge_chars: int = Field(default=2048, ge=1)
+    """Characters of a response the judges see (released: ``response[:2048]``, a string slice, not tokens)."""
+    judge_reasks: int = Field(default=4, ge=0)
+    """Re-asks after a judge answer that is not valid JSON of the expected shape (released: 5 tries per open item)."""
+    span_tries: int = Field(default=5, ge=1)
+    """Extraction attempts until every extracted span is found verbatim in the response (released: 5)."""
+    span_budget: Literal["per_item", "per_instruction"] = "per_item"
+    """``per_item``: each rule item gets ``span_tries`` attempts. ``per_instruction``: the released code's shared
+    budget, spent across the instruction's rule items; once spent, later items are not asked and are scored
+    on the previous item's extraction (the released stale-content behaviour)."""
+    on_judge_failure: Literal["fail_item", "drop_video"] = "fail_item"
+    """A judge that never answers validly, or a rule check that raises: ``fail_item`` counts that constraint
+    as failed; ``drop_video`` leaves the whole video out of the metrics, as the released script does."""
+    prompt_files: IfvidcapPromptFiles = Field(default_factory=IfvidcapPromptFiles)
+    """Your own prompt texts; ``null`` entries keep the built-in ones."""
+
+
+class VidcapbenchConfig(_Section):
+    """VidCapBench (key-information captioning, ``caption`` mode); used when ``data.benchmark=vidcapbench``."""
+
+    hf_repo: str = "VidCapBench/VidCapBench"
+    hf_revision: Optional[str] = None
+    qa_file: str = "VidCapBench-AE_QA.jsonl"
+    """The QA file scored (the auto-evaluated subset; ``VidCapBench-HE_QA.jsonl`` is the human-evaluated one)."""
+    prompt: str = Field(default="Describe the video in detail.", min_length=1)
+    """The captioning instruction (the README's example caption line)."""
+    answerer: ModelCallConfig = Field(default_factory=lambda: ModelCallConfig(model="gpt-4o", temperature=None, seed=0))
+    """Answers each question from the caption alone (released: ``gpt-4o``, no sampling parameters)."""
+    grader: ModelCallConfig = Field(default_factory=lambda: ModelCallConfig(model="gpt-4o", temperature=None, seed=0))
+    """Grades each answer against the reference (released: the same model)."""
+    judge_runs: int = Field(default=3, ge=1)
+    """Independent judge runs averaged (run ``r`` uses seed + r). Table 3's "±" implies repeats; their number is
+    not in the released code: 3 is the issue's reading of the paper, unverified here."""
+    grade_reading: Literal["structured", "substring"] = "structured"
+    """``structured``: the grade is a JSON field. ``substring``: the released reading of the whole reply
+    ("2", then "-1", "1", "0" anywhere in it, explanation included)."""
+    tokenizer: str = "google/flan-t5-base"
+    """Conciseness tokenizer: an HF repo holding ``spiece.model``, a path to a SentencePiece model file, or
+    ``words`` (a substitute: regex words and punctuation marks, plus one end token)."""
+    tokenizer_fallback: bool = True
+    """Count with ``words`` (labelled as such in the metrics) when the SentencePiece model cannot be had."""
+    judge_reasks: int = Field(default=2, ge=0)
+    """Re-asks after a structured grade that is not valid."""
+    prompt_files: VidcapbenchPromptFiles = Field(default_factory=VidcapbenchPromptFiles)
+    """Your own answer and grade templates; ``null`` entries keep the built-in ones."""
+
+
 class Config(_Section):
     run: RunConfig = Field(default_factory=RunConfig)
     data: DataConfig = Field(default_factory=DataConfig)
@@ -383,6 +480,8 @@ class Config(_Section):
     cache: CacheConfig = Field(default_factory=CacheConfig)
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
     vidic: VidicConfig = Field(default_factory=VidicConfig)
+    ifvidcap: IfvidcapConfig = Field(default_factory=IfvidcapConfig)
+    vidcapbench: VidcapbenchConfig = Field(default_factory=VidcapbenchConfig)
 
     @classmethod
     def from_yaml(cls, path: Union[str, Path], overrides: Optional[list[str]] = None) -> "Config":

@@ -119,7 +119,12 @@ def _resolve(reference: str) -> Any:
 BENCHMARKS: Registry[Any] = Registry(
     "benchmark",
     "viddiff.benchmarks",
-    {"viddiffbench": "viddiff.benchmarks.viddiffbench:VIDDIFFBENCH", "vidic": "viddiff.benchmarks.vidic:VIDIC"},
+    {
+        "viddiffbench": "viddiff.benchmarks.viddiffbench:VIDDIFFBENCH",
+        "vidic": "viddiff.benchmarks.vidic:VIDIC",
+        "ifvidcap": "viddiff.benchmarks.ifvidcap:IFVIDCAP",
+        "vidcapbench": "viddiff.benchmarks.vidcapbench:VIDCAPBENCH",
+    },
     setting="data.benchmark / --benchmark",
     accepts="viddiff.benchmarks.base:Benchmark",
 )

@@ -101,6 +101,9 @@ class VideoTask(_Model):
     """The instruction or question exactly as the model is to read it (a benchmark formats its options into it)."""
     system_prompt: Optional[str] = None
     """The benchmark's own system prompt, where its protocol has one; ``None`` sends no system message."""
+    fps: Optional[float] = Field(default=None, gt=0)
+    """The frame rate the benchmark's protocol shows the video at (its prompt may state it); ``None`` = the
+    method's own. A method's explicit per-domain setting (``baseline.fps_by_domain``) still wins."""
     video: int = Field(default=0, ge=0, le=1)
     """Which of ``Sample.videos`` the task is about. A second video, when a sample has one, is the other video of
     a benchmark pair: a method shows it only when asked to answer pair-aware."""

@@ -26,6 +26,15 @@ Table = tuple[str, list[str], list[list[str]]]
 """A score table: title, header, rows (as ``report.md`` and the HTML index show them)."""
 
 
+class CheckLine(BaseModel):
+    """One scored check of one sample (a constraint, a question), as a sample's HTML page lists it."""
+
+    label: str
+    passed: Optional[bool]
+    """``None``: not scored."""
+    detail: str = ""
+
+
 class Benchmark(ABC):
     """A benchmark: its data, its task modes, its prediction format and its scorer."""
 
@@ -124,6 +133,15 @@ class Benchmark(ABC):
     def headline(self, metrics: BaseModel) -> str:
         """One line summarising the score (HTML report)."""
         return f"{getattr(metrics, 'n_samples', 0)} samples scored"
+
+    def sample_checks(self, metrics: BaseModel, sample_key: str) -> list[CheckLine]:
+        """The checks one sample was scored on, for its HTML page (single-video tasks; pair benchmarks' pages
+        show their per-difference records instead)."""
+        return []
+
+    def sample_score(self, metrics: BaseModel, sample_key: str) -> Optional[str]:
+        """A short score of one sample for the HTML index ("3 of 5 constraints"), where the benchmark has one."""
+        return None
 
     def judge_calls(self, cfg: Config, mode: Mode) -> list[tuple[str, ModelCallConfig]]:
         """The chat models that score ``mode`` (role, call), so reports can name them."""

@@ -21,6 +21,7 @@ from viddiff.report import media
 from viddiff.report.timeline import ClipClock, axis_ticks, stage_colour, stage_spans
 from viddiff.report.views import (
     AxisTick,
+    CheckView,
     CostView,
     DifferenceView,
     FrameView,
@@ -34,6 +35,7 @@ from viddiff.report.views import (
     SampleInfo,
     StageChip,
     StandInView,
+    TaskView,
     TimelineLink,
     TimelineMarker,
     TimelineSegment,
@@ -96,16 +98,18 @@ def clip_clock(frames: VideoFrames) -> ClipClock:
 def build_page(
     sample: Sample,
     result: SampleResult,
-    videos: Optional[tuple[VideoFrames, VideoFrames]],
+    videos: Optional[tuple[VideoFrames, ...]],
     ctx: PageContext,
     *,
     records: Optional[Sequence[Record]] = None,
     nav: Sequence[NavLink] = (),
     notes: Sequence[str] = (),
     benchmark: bool = False,
+    checks: Sequence[CheckView] = (),
 ) -> ReportPage:
-    """The page of one comparison. ``videos`` is ``None`` when they could not be read again."""
-    clocks = (clip_clock(videos[0]), clip_clock(videos[1])) if videos else None
+    """The page of one comparison, or of one single-video task (``sample.task``: the prompt, the answer and the
+    ``checks`` it was scored on). ``videos`` is ``None`` when they could not be read again."""
+    clocks = (clip_clock(videos[0]), clip_clock(videos[1])) if videos and len(videos) == 2 else None
     video_views = [
         _video_view(label, ref, videos[i] if videos else None, ctx) for i, (label, ref) in enumerate(zip("AB", sample.videos))
     ]
@@ -136,6 +140,7 @@ def build_page(
         differences=differences,
         missed=_missed(records),
         description=result.description,
+        task=_task_view(sample, result, checks),
         models=ctx.models,
         cost=cost_view(result.usage.values()),
         stand_ins=stand_ins,
@@ -143,6 +148,14 @@ def build_page(
         sample=_sample_info(sample, result.mode, records) if benchmark else None,
         nav=list(nav),
         version=ctx.version,
+    )
+
+
+def _task_view(sample: Sample, result: SampleResult, checks: Sequence[CheckView]) -> Optional[TaskView]:
+    if sample.task is None:
+        return None
+    return TaskView(
+        prompt=sample.task.prompt, system_prompt=sample.task.system_prompt, response=result.response, checks=list(checks)
     )
 
 
@@ -201,9 +214,9 @@ def _difference_view(
     pred: Prediction,
     result: SampleResult,
     kf: Optional[Keyframes],
-    videos: Optional[tuple[VideoFrames, VideoFrames]],
+    videos: Optional[tuple[VideoFrames, ...]],
     clocks: Optional[tuple[ClipClock, ClipClock]],
-    playable: tuple[bool, bool],
+    playable: tuple[bool, ...],
     stage_names: list[str],
     records: list[Record],
 ) -> DifferenceView:

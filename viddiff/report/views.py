@@ -202,6 +202,24 @@ class SampleInfo(_View):
     score: Optional[str] = None
 
 
+class CheckView(_View):
+    """One check a single-video task's answer was scored on (a constraint, a question)."""
+
+    label: str
+    passed: Optional[bool]
+    """``None``: not scored."""
+    detail: str = ""
+
+
+class TaskView(_View):
+    """Single-video tasks (``caption``, ``qa``): what the model was asked, what it answered, how it scored."""
+
+    prompt: str
+    system_prompt: Optional[str] = None
+    response: Optional[str] = None
+    checks: list[CheckView] = Field(default_factory=list)
+
+
 class NavLink(_View):
     href: str
     label: str
@@ -219,6 +237,7 @@ class ReportPage(_View):
     differences: list[DifferenceView]
     missed: list[MissedTruth] = Field(default_factory=list)
     description: Optional[str] = None
+    task: Optional[TaskView] = None
     models: list[ModelEntry]
     cost: CostView
     stand_ins: list[StandInView] = Field(default_factory=list)

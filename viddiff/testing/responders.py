@@ -1,9 +1,12 @@
 """A scripted stand-in for the LLMs/VLMs viddiff calls, for offline tests, demos and benches.
 
 ``ScriptedModel`` answers every request the toolkit makes (proposer,
-differencer, open-mode judge and flip check, LMM baselines) with valid,
-deterministic JSON, recognising each request by its response-format schema
-name (or, in ``json_object`` mode, by its wording). Its visual answers are
+differencer, open-mode judge and flip check, LMM baselines, the captioning
+benchmarks' captioner and judges) with valid, deterministic answers,
+recognising each request by its response-format schema name (or, in
+``json_object`` mode and for free text, by its wording). Captions of the
+synthetic single-video clips state the background colour and the square's
+direction read from the frames (``viddiff.data.synth_clips``). Its visual answers are
 computed from the images it is sent (mean brightness of A's frames versus
 B's, direction chosen per statement), so they depend on the videos, flip
 when A and B are swapped, and say ``c`` when both videos are the same —
@@ -56,6 +59,12 @@ def _after(text: str, marker: str) -> Any:
     return value
 
 
+def _leading_json(text: str) -> Any:
+    """The JSON value a message starts with (the client may append an instruction after it)."""
+    value, _ = json.JSONDecoder().raw_decode(text.lstrip())
+    return value
+
+
 def _words(text: str) -> set[str]:
     return set(re.findall(r"[a-z]+", text.lower()))
 
@@ -81,6 +90,13 @@ class ScriptedModel:
         text = req.text
         if req.response_format is None and "Compare video A and video B along these seven dimensions" in text:
             return "DescribeText"
+        if req.response_format is None:
+            if "Correct Answer:" in text and "Predicted Answer:" in text:
+                return "GradeText"
+            if "\nDescription:\n" in text and "\nQuestion:\n" in text:
+                return "CaptionAnswerText"
+            if req.images:
+                return "CaptionText"
         if name is None and _NAME_LINKS in text:  # first: its stage plan is JSON with a "stages" key
             return "StageNameLinks"
         if name == "StagesAnswer" or name is None and '"stages"' in text:
@@ -88,6 +104,9 @@ class ScriptedModel:
         if name is None:
             for marker, kind in (
                 ("<question>", "ChecklistJudgeAnswer"),  # first: the judged description may contain other markers
+                ('"checkitem"', "SpanAnswer"),
+                ('"result_confidence"', "OpenJudgeAnswer"),
+                ("Predicted Answer:", "CaptionGrade"),
                 ("ways in which the two performances could differ", "DifferencesAnswer"),
                 ("differences in how this action could be performed", "DifferencesAnswer"),
                 ("candidate differences between the two videos", "DimensionDifferencesAnswer"),
@@ -277,6 +296,84 @@ class ScriptedModel:
                 continue
             return {"answer": "yes", "explanation": f"the description states: {sentence.strip()!r}"}
         return {"answer": "no", "explanation": "the description states no difference about this"}
+
+    # ----------------------------------------------------------------- single-video captions (IF-VidCap, VidCapBench)
+
+    def _scene(self, req: ChatRequest) -> tuple[str, str]:
+        """(background colour, direction of the square) seen in the request's frames (synthetic clips)."""
+        from viddiff.data.synth_clips import scene_of
+
+        if not req.images:
+            return "unknown", "somewhere"
+        colour, direction = scene_of([np.asarray(p.image.convert("RGB")) for p in req.images])
+        return colour, f"from {direction}" if direction else "nowhere"
+
+    def _answer_CaptionText(self, req: ChatRequest) -> str:
+        """A caption in the form the instruction names (list, JSON, else prose), stating what the frames show.
+        It follows a form but ignores case and length instructions, so some constraints fail by design."""
+        colour, direction = self._scene(req)
+        instruction = req.texts[-1].lower() if req.texts else ""
+        if "unordered list" in instruction:
+            return f"- the background is {colour}\n- the square moves {direction}"
+        if "json" in instruction:
+            return json.dumps({"background": colour, "motion": f"a white square moves {direction}"})
+        return f"The background is {colour}. A white square moves {direction} across the frame."
+
+    def _answer_SpanAnswer(self, req: ChatRequest) -> dict:
+        """Extraction: the whole response (always verbatim); for ``count``, one ``(item)`` per non-empty line."""
+        payload = _leading_json(next(t for t in req.texts if t.lstrip().startswith("{") and '"checkitem"' in t))
+        response = payload["response"]
+        if payload["checkitem"].get("constraint_id") == "count":
+            lines = [line.strip().lstrip("-*• ").strip() for line in response.splitlines() if line.strip()]
+            return {"content": [",".join(f"({line})" for line in lines)]}
+        return {"content": [response]}
+
+    def _answer_OpenJudgeAnswer(self, req: ChatRequest) -> dict:
+        """Open question from the response alone: an option whose words appear in it in order (else most shared
+        words); yes/no: "yes" when the response names a key word of the question."""
+        payload = _leading_json(next(t for t in req.texts if t.lstrip().startswith("{") and '"options"' in t))
+        response, options = payload["response"].lower(), payload["options"]
+        if [o.lower() for o in options] == ["yes", "no"]:
+            keys = {w for w in _words(payload["question"]) if len(w) > 3} - _JUDGE_STOPWORDS - {"response", "state", "describe", "does"}
+            hit = keys & _words(response)
+            return {"answer": "yes" if hit else "no", "result_explanation": f"names {sorted(hit)}", "result_confidence": 4}
+        texts = [re.sub(r"^[A-D]\.\s*", "", o).lower() for o in options]
+        exact = [k for k, t in enumerate(texts) if re.search(rf"\b{re.escape(t)}\b", response)]
+        best = exact[0] if exact else max(range(len(texts)), key=lambda k: len(_words(texts[k]) & _words(response)))
+        return {"answer": options[best], "result_explanation": f"the response fits {texts[best]!r}", "result_confidence": 3}
+
+    def _answer_CaptionAnswerText(self, req: ChatRequest) -> str:
+        """VidCapBench: the description's sentence sharing most key words with the question, else "Not mentioned"."""
+        text = req.text
+        description = text.split("\nDescription:\n", 1)[1].split("\nQuestion:\n", 1)[0]
+        question = text.split("\nQuestion:\n", 1)[1]
+        keys = {w for w in _words(question) if len(w) > 2} - _JUDGE_STOPWORDS
+        sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", description) if s.strip()]
+        scored = [(len(keys & _words(s)), s) for s in sentences]
+        best = max(scored, default=(0, ""))
+        return best[1] if best[0] > 0 else "Not mentioned."
+
+    def _grade(self, req: ChatRequest) -> tuple[int, str]:
+        answer = re.search(r"Correct Answer: (.*)", req.text).group(1)
+        prediction = re.search(r"Predicted Answer: (.*)", req.text).group(1)
+        if "not mentioned" in prediction.lower():
+            return 0, "the prediction does not mention it"
+        keys = {w for w in _words(answer) if len(w) > 2} - _JUDGE_STOPWORDS
+        found = keys & _words(prediction)
+        if found == keys:
+            return 2, "all key words are there"
+        if found:
+            return 1, f"{len(found)} of {len(keys)} key words are there"
+        return -1, "it says something else"
+
+    def _answer_CaptionGrade(self, req: ChatRequest) -> dict:
+        score, analysis = self._grade(req)
+        return {"score": score, "analysis": analysis}
+
+    def _answer_GradeText(self, req: ChatRequest) -> str:
+        """The grade as free text, as the released reader gets it (digits in the analysis can flip it)."""
+        score, analysis = self._grade(req)
+        return str({"score": score, "analysis": analysis})
 
 
 class AlwaysA(ScriptedModel):

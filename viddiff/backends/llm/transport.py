@@ -35,6 +35,10 @@ def request_params(call: ModelCallConfig, response_format: Optional[dict[str, An
         params["max_tokens"] = call.max_tokens
     if call.seed is not None:
         params["seed"] = call.seed
+    if call.top_p is not None:
+        params["top_p"] = call.top_p
+    if call.extra_body:
+        params["extra_body"] = dict(call.extra_body)
     if response_format is not None:
         params["response_format"] = response_format
     return params

@@ -96,13 +96,14 @@ class LMMBaseline:
 
     async def load_videos(self, sample: Sample) -> tuple[VideoFrames, ...]:
         """The sample's videos (both of a pair) at the baselines' own inference fps (``baseline.fps_by_domain``; released: fitness 4,
-        ballsports 5, diving 6, music 1, surgery 1), ``data.default_fps`` for other domains.
+        ballsports 5, diving 6, music 1, surgery 1), else the task's own rate (``VideoTask.fps``), else ``data.default_fps``.
 
         Frames are decoded no larger than they will be sent (``baseline.image.max_side``),
         which bounds memory when up to ``max_images`` frames per sample are held.
         """
         data = self.config.data
-        fps = self.config.baseline.fps_by_domain.get(sample.domain, data.default_fps)
+        task_fps = sample.task.fps if sample.task is not None else None
+        fps = self.config.baseline.fps_by_domain.get(sample.domain, task_fps or data.default_fps)
         sides = [s for s in (data.max_side, self.config.baseline.image.max_side) if s is not None]
         max_side = min(sides) if sides else None
         return await read_videos(sample.videos, fps, max_side, data.video_backend)
