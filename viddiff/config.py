@@ -300,6 +300,24 @@ class CacheConfig(_Section):
         return Path(root) / "viddiff" / "cache.sqlite"
 
 
+class TaskFramesConfig(_Section):
+    """How the LMM samples and shows the video of a single-video task (``caption``, ``qa``). The defaults keep
+    fps sampling within ``max_images`` and one image per frame; ``count: 16, layout: grid`` is the
+    VidPair-Halluc release's GPT-4o input (configs/vidpair-gpt4o.yaml)."""
+
+    count: Optional[int] = Field(default=None, ge=1)
+    """Exactly this many frames per video, one near the centre of each of ``count`` equal segments of the clip
+    (the VidPair-Halluc release's sampling); ``null`` = the inference fps (``baseline.fps_by_domain``)."""
+    layout: Literal["frames", "grid"] = "frames"
+    """``frames``: one image per frame; ``grid``: one image per video, the frames tiled row by row in a
+    ceil(sqrt(n))-square grid with white bands between them (unused cells white)."""
+    grid_band_px: int = Field(default=50, ge=0)
+    """Width of the white bands between grid cells, in the frames' own pixels."""
+    grid_max_side: Optional[int] = Field(default=1920, ge=16)
+    """A grid whose longer side exceeds this is shrunk to it (bilinear), after tiling."""
+    grid_format: Literal["png", "jpeg"] = "png"
+
+
 class BaselineConfig(ModelCallConfig):
     temperature: Optional[float] = Field(default=1.0, ge=0, le=2)
     fps_by_domain: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_BASELINE_FPS_BY_DOMAIN))
@@ -312,6 +330,8 @@ class BaselineConfig(ModelCallConfig):
     video_input: bool = False
     """Send each video as one ``video_url`` item (vLLM Qwen2.5-VL) instead of frames."""
     image: ImageConfig = Field(default_factory=lambda: ImageConfig(max_side=512, detail="auto"))
+    task_frames: TaskFramesConfig = Field(default_factory=TaskFramesConfig)
+    """Frame sampling and layout for single-video tasks (``caption``, ``qa``)."""
 
 
 class VidicConfig(_Section):
