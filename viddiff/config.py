@@ -350,6 +350,61 @@ class VidicConfig(_Section):
 
 
 
+VIDPAIR_QUESTION_TYPES = ("binary", "multiple_choice", "open_ended")
+VIDPAIR_ASPECTS = (
+    "object", "action", "color", "number", "person", "location",
+    "static_relation", "dynamic_relation", "dynamic_attribute", "sequence",
+)
+"""VidPair-Halluc's ten aspects (README, project page, ``story.json`` id prefixes; ``sequence`` = temporal sequence)."""
+
+
+class VidPairFields(_Section):
+    """Names of row fields the VidPair-Halluc release does not document; ``null`` = detect from the rows
+    (the candidates are listed in docs/vidpair-halluc.md)."""
+
+    answer: Optional[str] = None
+    question_id: Optional[str] = None
+    aspect: Optional[str] = None
+    question_type: Optional[str] = None
+    """Only read from ``all_qa.jsonl`` (the per-type files say their type by their name)."""
+    pair_id: Optional[str] = None
+    question_group: Optional[str] = None
+    """The field telling which rows are one question asked of both videos of a pair (the release's
+    ``binary_qa_pos``/``binary_qa_neg``); without one, the question text is."""
+    spatial_temporal: Optional[str] = None
+
+
+class VidPairConfig(_Section):
+    """VidPair-Halluc (hallucination on background-controlled video pairs); used when ``data.benchmark=vidpair-halluc``."""
+
+    hf_repo: str = "Jethro37/VidPair-Halluc"
+    hf_revision: Optional[str] = None
+    question_types: list[Literal["binary", "multiple_choice", "open_ended"]] = Field(
+        default_factory=lambda: list(VIDPAIR_QUESTION_TYPES), min_length=1
+    )
+    """Which question files to run and score."""
+    fields: VidPairFields = Field(default_factory=VidPairFields)
+    binary_scorer: Literal["videoqa", "clipqa"] = "videoqa"
+    """The released binary scorer to reproduce: ``videoqa`` (``evaluate/videoqa.py``: ground truth read like
+    answers, GT-yes counted over every question) or ``clipqa`` (``evaluate/clipqa.py``: ground truth compared
+    as written, GT-yes counted over validly answered questions only). See docs/vidpair-halluc.md."""
+    temporal_aspects: list[str] = Field(
+        default_factory=lambda: ["action", "dynamic_relation", "dynamic_attribute", "sequence"]
+    )
+    """ASSUMPTION (the split is not published): aspects reported as temporal; the others listed in
+    ``spatial_aspects`` as spatial. A ``spatial_temporal`` field in the rows wins over both lists."""
+    spatial_aspects: list[str] = Field(
+        default_factory=lambda: ["object", "color", "number", "person", "location", "static_relation"]
+    )
+    pair_aware: bool = False
+    """Beyond the paper: show each question's video together with the other video of its pair (labelled),
+    the question still about its own video. ``viddiff audit --benchmark vidpair-halluc`` runs both ways."""
+    judge: ModelCallConfig = Field(default_factory=lambda: ModelCallConfig(model="gpt-4o-2024-08-06"))
+    """Our own open-ended score's judge (the release publishes no open-ended scorer)."""
+    judge_open: bool = True
+    """Score open-ended answers with our judge; ``false`` leaves them unscored (no judge calls)."""
+
+
 class Config(_Section):
     run: RunConfig = Field(default_factory=RunConfig)
     data: DataConfig = Field(default_factory=DataConfig)
@@ -361,6 +416,7 @@ class Config(_Section):
     cache: CacheConfig = Field(default_factory=CacheConfig)
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
     vidic: VidicConfig = Field(default_factory=VidicConfig)
+    vidpair: VidPairConfig = Field(default_factory=VidPairConfig)
 
     @classmethod
     def from_yaml(cls, path: Union[str, Path], overrides: Optional[list[str]] = None) -> "Config":

@@ -119,7 +119,11 @@ def _resolve(reference: str) -> Any:
 BENCHMARKS: Registry[Any] = Registry(
     "benchmark",
     "viddiff.benchmarks",
-    {"viddiffbench": "viddiff.benchmarks.viddiffbench:VIDDIFFBENCH", "vidic": "viddiff.benchmarks.vidic:VIDIC"},
+    {
+        "viddiffbench": "viddiff.benchmarks.viddiffbench:VIDDIFFBENCH",
+        "vidic": "viddiff.benchmarks.vidic:VIDIC",
+        "vidpair-halluc": "viddiff.benchmarks.vidpair:VIDPAIR",
+    },
     setting="data.benchmark / --benchmark",
     accepts="viddiff.benchmarks.base:Benchmark",
 )

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Optional, Sequence
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from viddiff.config import Config, ModelCallConfig
 from viddiff.data.dataset import Dataset
@@ -24,6 +24,23 @@ if TYPE_CHECKING:
 
 Table = tuple[str, list[str], list[list[str]]]
 """A score table: title, header, rows (as ``report.md`` and the HTML index show them)."""
+
+
+class TaskVerdict(BaseModel):
+    """How a single-video task's answer was scored, as the HTML report shows it beside the answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: Optional[str] = None
+    """The question or instruction as a reader wants it (without the benchmark's answering instructions)."""
+    role: Optional[str] = None
+    """What the task's video is to the benchmark (VidPair-Halluc: ``positive`` or ``adversarial``)."""
+    expected: Optional[str] = None
+    reading: Optional[str] = None
+    """How the scorer read the answer (``yes``, ``AC``, ``7/10``)."""
+    outcome: str = ""
+    correct: Optional[bool] = None
+    """``None`` when not scored right or wrong."""
 
 
 class Benchmark(ABC):
@@ -128,3 +145,18 @@ class Benchmark(ABC):
     def judge_calls(self, cfg: Config, mode: Mode) -> list[tuple[str, ModelCallConfig]]:
         """The chat models that score ``mode`` (role, call), so reports can name them."""
         return []
+
+    def task_verdicts(self, metrics: BaseModel) -> dict[str, TaskVerdict]:
+        """Single-video tasks: each sample's scored verdict by sample key, for the HTML report ({} if none)."""
+        return {}
+
+    # ------------------------------------------------------------------ pairs of single-video tasks
+
+    pair_aware_override: ClassVar[Optional[str]] = None
+    """The ``--set`` that makes this benchmark ask pair-aware (each task's video shown with its pair's other video);
+    ``None`` when it has no pairs. ``viddiff audit`` then runs it both ways."""
+
+    def pair_audit(self, single: dict[str, Any], pair_aware: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """``viddiff audit``: the scores (as each run's ``metrics`` JSON) of the single-video and the pair-aware run
+        side by side, as ``(metrics.json payload, report.md text)``."""
+        raise ViddiffError(f"{self.title} has no pairs to audit")
