@@ -12,11 +12,13 @@ the synthetic fixture (``synthetic``) and the single vs pair-aware comparison (`
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from viddiff.benchmarks.base import Benchmark, TaskVerdict, Table
 from viddiff.benchmarks.vidpair.data import BENCHMARK, VidPairDataset, load_vidpair
+from viddiff.benchmarks.vidpair.layout import METADATA_FILE
 from viddiff.benchmarks.vidpair.report import (
     QUESTIONS_FILE,
     format_vidpair_table,
@@ -77,6 +79,12 @@ class VidPairHalluc(Benchmark):
         if not isinstance(dataset, VidPairDataset):
             return []
         lines = [f"{len(dataset)} questions, {len(dataset.pairs)} pairs in pairs/pairs.json"]
+        metadata = dataset.data_dir / METADATA_FILE if dataset.data_dir else None
+        if metadata is not None and metadata.is_file():
+            with metadata.open(encoding="utf-8", newline="") as handle:
+                reader = csv.DictReader(handle)
+                count = sum(1 for _ in reader)
+            lines.append(f"{METADATA_FILE}: {count} rows; columns {', '.join(reader.fieldnames or [])} (not used for scoring)")
         for file, roles in dataset.fields_used.items():
             lines.append(f"{file}: " + "; ".join(f"{role} <- {how}" for role, how in roles.items()))
         return lines + dataset.assumptions

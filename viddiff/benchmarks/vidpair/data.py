@@ -280,7 +280,8 @@ class _FileFields:
         if self.answer is None and kind != "open_ended" and refs:
             raise DatasetError(
                 f"{refs[0].file}: no answer field: looked for {', '.join(_candidates('answer'))} (fields there: "
-                f"{fields_listing(refs)}); name it with --set vidpair.fields.answer=NAME"
+                f"{fields_listing(refs)}); name it with --set vidpair.fields.answer=NAME (the dataset's {LAYOUT_FILE} "
+                "may say which it is)"
             )
 
     def described(self) -> dict[str, str]:
