@@ -136,3 +136,34 @@ def test_audit_answers_single_and_pair_aware_and_compares(synth: Path, tmp_path:
     assert wacc["single_video"] == summary["single_video"]["overall"]["binary"]["weighted_acc"]
     assert wacc["pair_aware"] == summary["pair_aware"]["overall"]["binary"]["weighted_acc"]
     assert summary["pair_aware"]["pair_aware"] is True and "beyond the paper" in (out / "report.md").read_text()
+
+
+def test_a_failed_question_is_left_out_counted_and_shown_on_its_pair_page(synth: Path, tmp_path: Path, offline_sets) -> None:
+    """One question's request is refused by the server: its sample fails (exit 1, errors.json), it has no answer
+    in predictions.json, the metrics count it as unanswered, and the report says so beside the other answers."""
+    from viddiff.testing.fake_openai import FakeOpenAIServer, HTTPFault
+    from viddiff.testing.responders import FailingWhen, ScriptedModel
+
+    def refuse(req):
+        raise HTTPFault(400, "this question is refused")
+
+    model = FailingWhen(ScriptedModel(), lambda req: "exactly one disc" in req.text and "Question:" in req.text, refuse)
+    with FakeOpenAIServer(model) as server:
+        sets = [s if not s.startswith("endpoints.default.base_url=") else f"endpoints.default.base_url={server.base_url}" for s in offline_sets]
+        out = tmp_path / "run"
+        args = ["-q", "run", "--benchmark", "vidpair-halluc", "--dataset", str(synth), "--output", str(out), "--report"]
+        assert main([*args, "--set", "vidpair.question_types=[binary]", *sets]) == 1
+    failed = {e["sample_key"] for e in json.loads((out / "errors.json").read_text())}
+    assert failed == {"b-number_0002-pos-1", "b-number_0002-adv-1"}
+    predictions = {p["id"]: p["response"] for p in json.loads((out / "predictions.json").read_text())}
+    assert predictions["b-number_0002-pos-1"] is None and predictions["b-color_0001-pos-1"]
+    metrics = json.loads((out / "metrics.json").read_text())["metrics"]
+    assert metrics["no_response"] == {"binary": 2}
+    assert "are null and are left out of the release's metrics" in (out / "report.md").read_text()
+    page = parse_html(next((out / "report").glob("0001-*.html")).read_text())
+    assert page.text().count("failed:") == 2
+
+
+def test_swapping_videos_is_refused_for_single_video_questions(synth: Path, tmp_path: Path, offline_sets, capsys) -> None:
+    code = main(["run", "--benchmark", "vidpair-halluc", "--dataset", str(synth), "--swap-videos", "--output", str(tmp_path / "s"), *offline_sets])
+    assert code == 2 and "asks about one video" in capsys.readouterr().err

@@ -134,6 +134,15 @@ def vidpair_summary(metrics: VidPairMetrics, *, cfg: Config, dataset_source: str
         "judge": cfg.vidpair.judge.model_dump(mode="json", exclude={"endpoint"}) if metrics.judge_model else None,
         "prompt_version": metrics.prompt_version,
         "scale": "fractions in [0, 1]; report.md and the console show x100",
+        "counts": {
+            "samples": metrics.n_samples,
+            "questions": metrics.n_questions,
+            "invalid_answers": sum(metrics.invalid_answers.values()),
+            "no_response": sum(metrics.no_response.values()),
+            "skipped_entries": len(metrics.skipped_entries),
+            "fragile_yes_no": metrics.fragile.yes_no,
+            "mcq_form_only": metrics.fragile.mcq_form_only,
+        },
         "metrics": metrics.model_dump(mode="json", exclude={"records"}),
     }
 
@@ -145,7 +154,10 @@ def write_vidpair_report(
     make_output_dir(out_dir)
     summary = vidpair_summary(metrics, cfg=cfg, dataset_source=dataset_source, dataset_revision=dataset_revision)
     write_records_csv(Path(out_dir) / QUESTIONS_FILE, list(VidPairRecord.model_fields), (r.model_dump(mode="json") for r in metrics.records))
-    write_scored(out_dir, summary, format_vidpair_markdown(metrics, summary), metrics.n_samples, failed_samples)
+    write_scored(
+        out_dir, summary, format_vidpair_markdown(metrics, summary), metrics.n_samples, failed_samples,
+        failed_effect="are left out of the release's metrics, as it leaves out missing answers (counted wrong in ours)",
+    )
 
 
 def format_vidpair_markdown(metrics: VidPairMetrics, summary: dict[str, Any]) -> str:
