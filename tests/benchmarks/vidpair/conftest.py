@@ -44,5 +44,11 @@ def vidpair_copy(vidpair_dir: Path, tmp_path: Path) -> Callable[..., Path]:
     return make
 
 
-def config_for(path: Path, *overrides: str) -> Config:
-    return Config().with_overrides([f"data.benchmark=vidpair-halluc", f"data.dataset={path}", *overrides])
+def _config_for(path: Path, *overrides: str) -> Config:
+    return Config().with_overrides(["data.benchmark=vidpair-halluc", f"data.dataset={path}", *overrides])
+
+
+@pytest.fixture
+def config_for() -> Callable[..., Config]:
+    """``config_for(path, *overrides)``: a config reading the VidPair-Halluc copy at ``path``."""
+    return _config_for

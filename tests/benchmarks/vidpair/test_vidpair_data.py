@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import config_for  # type: ignore[import-not-found]
 from viddiff.benchmarks.vidpair.data import load_vidpair
 from viddiff.benchmarks.vidpair.prompts import GRID_NOTE, PAIR_FRAMES_NOTE, QUESTION_MARK
 from viddiff.errors import DatasetError
 
 
-def test_the_synthetic_copy_loads_with_its_fields_detected(vidpair_dir: Path) -> None:
+def test_the_synthetic_copy_loads_with_its_fields_detected(vidpair_dir: Path, config_for) -> None:
     data = load_vidpair(config_for(vidpair_dir))
     assert len(data) == 4 * 2 * 4 and len(data.pairs) == 4  # per video: 2 binary, 1 multiple choice, 1 open
     assert data.fields_used["qa/hf/binary.jsonl"]["answer"] == "field 'answer'"
@@ -34,7 +33,7 @@ def test_the_synthetic_copy_loads_with_its_fields_detected(vidpair_dir: Path) ->
     assert sample.task.prompt.endswith(QUESTION_MARK + q.question) and sample.task.system_prompt is None
 
 
-def test_options_are_listed_after_the_question_and_choices_parsed(vidpair_dir: Path) -> None:
+def test_options_are_listed_after_the_question_and_choices_parsed(vidpair_dir: Path, config_for) -> None:
     data = load_vidpair(config_for(vidpair_dir))
     q = data.questions["m-color_0001-pos-1"]
     assert q.choices == [("A", "red"), ("B", "green"), ("C", "blue"), ("D", "yellow")]
@@ -42,7 +41,7 @@ def test_options_are_listed_after_the_question_and_choices_parsed(vidpair_dir: P
     assert sample.task.prompt.endswith("What colour is the disc?\nA. red\nB. green\nC. blue\nD. yellow")
 
 
-def test_pair_aware_samples_hold_the_partner_and_grid_prompts_say_grid(vidpair_dir: Path) -> None:
+def test_pair_aware_samples_hold_the_partner_and_grid_prompts_say_grid(vidpair_dir: Path, config_for) -> None:
     data = load_vidpair(config_for(vidpair_dir, "vidpair.pair_aware=true", "baseline.task_frames.layout=grid"))
     sample = next(s for s in data if s.sample_key == "b-number_0002-pos-1")
     assert sample.task.pair_aware and sample.task.video == 0
@@ -52,14 +51,14 @@ def test_pair_aware_samples_hold_the_partner_and_grid_prompts_say_grid(vidpair_d
     assert GRID_NOTE in single[0].task.prompt and PAIR_FRAMES_NOTE not in single[0].task.prompt
 
 
-def test_limit_keeps_whole_pairs_and_question_types_select_files(vidpair_dir: Path) -> None:
+def test_limit_keeps_whole_pairs_and_question_types_select_files(vidpair_dir: Path, config_for) -> None:
     data = load_vidpair(config_for(vidpair_dir, "data.limit=2", "vidpair.question_types=[binary]"))
     assert {q.pair_id for q in data.questions.values()} == {"P0001", "P0002"} and len(data) == 8
     per_aspect = load_vidpair(config_for(vidpair_dir, "data.subset_per_action=1"))
     assert len({q.pair_id for q in per_aspect.questions.values()}) == 4
 
 
-def test_a_missing_answer_field_is_named_with_what_was_looked_for(vidpair_copy) -> None:
+def test_a_missing_answer_field_is_named_with_what_was_looked_for(vidpair_copy, config_for) -> None:
     def rename(rows):
         for items in rows.values():
             for row in items:
@@ -73,7 +72,7 @@ def test_a_missing_answer_field_is_named_with_what_was_looked_for(vidpair_copy) 
     assert data.fields_used["qa/hf/binary.jsonl"]["answer"] == "field 'gold'"
 
 
-def test_a_field_in_some_rows_only_is_an_error_not_a_guess(vidpair_copy) -> None:
+def test_a_field_in_some_rows_only_is_an_error_not_a_guess(vidpair_copy, config_for) -> None:
     def partial(rows):
         rows["binary"][3]["aspect"] = "color"
 
@@ -81,7 +80,7 @@ def test_a_field_in_some_rows_only_is_an_error_not_a_guess(vidpair_copy) -> None
         load_vidpair(config_for(vidpair_copy(partial)))
 
 
-def test_fields_present_in_the_rows_are_used(vidpair_copy) -> None:
+def test_fields_present_in_the_rows_are_used(vidpair_copy, config_for) -> None:
     def enrich(rows):
         for kind, items in rows.items():
             for row in items:
@@ -94,7 +93,7 @@ def test_fields_present_in_the_rows_are_used(vidpair_copy) -> None:
     assert not any("ASSUMED" in a for a in data.assumptions)
 
 
-def test_all_qa_serves_types_whose_file_is_missing(vidpair_copy) -> None:
+def test_all_qa_serves_types_whose_file_is_missing(vidpair_copy, config_for) -> None:
     path = vidpair_copy(drop=("qa/hf/multiple_choice.jsonl",))
     data = load_vidpair(config_for(path))
     assert sum(q.question_type == "multiple_choice" for q in data.questions.values()) == 8
@@ -103,7 +102,7 @@ def test_all_qa_serves_types_whose_file_is_missing(vidpair_copy) -> None:
         load_vidpair(config_for(path))
 
 
-def test_pairs_file_is_required_and_validated(vidpair_copy) -> None:
+def test_pairs_file_is_required_and_validated(vidpair_copy, config_for) -> None:
     path = vidpair_copy(drop=("pairs/pairs.json",))
     with pytest.raises(DatasetError, match="no pairs/pairs.json; VidPair-Halluc's pair metrics need it"):
         load_vidpair(config_for(path))
@@ -112,7 +111,7 @@ def test_pairs_file_is_required_and_validated(vidpair_copy) -> None:
         load_vidpair(config_for(path))
 
 
-def test_rows_that_cannot_be_read_name_the_row(vidpair_copy) -> None:
+def test_rows_that_cannot_be_read_name_the_row(vidpair_copy, config_for) -> None:
     def bad_answer(rows):
         rows["binary"][1]["answer"] = "perhaps"
 
@@ -134,7 +133,7 @@ def test_rows_that_cannot_be_read_name_the_row(vidpair_copy) -> None:
         load_vidpair(config_for(vidpair_copy(wrong_pair, name="c")))
 
 
-def test_video_path_falls_back_to_video_path_relative_to_the_video_folder(vidpair_copy) -> None:
+def test_video_path_falls_back_to_video_path_relative_to_the_video_folder(vidpair_copy, config_for) -> None:
     def relative(rows):
         for items in rows.values():
             for row in items:
@@ -145,7 +144,7 @@ def test_video_path_falls_back_to_video_path_relative_to_the_video_folder(vidpai
     assert data.questions["b-color_0001-pos-1"].role == "positive"
 
 
-def test_the_hub_layout_loads_through_the_local_hub_and_fetches_only_selected_videos(vidpair_dir: Path, tmp_path: Path, monkeypatch) -> None:
+def test_the_hub_layout_loads_through_the_local_hub_and_fetches_only_selected_videos(vidpair_dir: Path, tmp_path: Path, monkeypatch, config_for) -> None:
     from viddiff.testing.fake_hf import FakeHubServer
 
     with FakeHubServer({"Jethro37/VidPair-Halluc": {"main": vidpair_dir}}) as hub:

@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import config_for  # type: ignore[import-not-found]
 from viddiff.benchmarks.vidpair.data import load_vidpair
 from viddiff.benchmarks.vidpair.scoring import evaluate_vidpair
 from viddiff.errors import PredictionFormatError
 
 
 @pytest.fixture
-def scored(vidpair_dir: Path):
+def scored(vidpair_dir: Path, config_for):
     cfg = config_for(vidpair_dir, "data.limit=3", "vidpair.judge_open=false")  # color, number, location pairs
     data = load_vidpair(cfg)
     q = data.questions
@@ -75,14 +74,14 @@ def test_our_numbers_stand_apart(scored) -> None:
     assert {r.status for r in scored.records if r.question_type == "open_ended"} == {"not_judged"}
 
 
-def test_the_clipqa_scorer_is_a_named_option(vidpair_dir: Path) -> None:
+def test_the_clipqa_scorer_is_a_named_option(vidpair_dir: Path, config_for) -> None:
     cfg = config_for(vidpair_dir, "data.limit=1", "vidpair.binary_scorer=clipqa", "vidpair.question_types=[binary]")
     data = load_vidpair(cfg)
     metrics = evaluate_vidpair(data, {s.sample_key: "yes" for s in data}, cfg)
     assert metrics.binary_scorer == "clipqa" and metrics.overall.binary.counts.gt_yes == 1  # over valid answers
 
 
-def test_bad_prediction_files_list_every_problem(vidpair_dir: Path) -> None:
+def test_bad_prediction_files_list_every_problem(vidpair_dir: Path, config_for) -> None:
     cfg = config_for(vidpair_dir, "data.limit=1", "vidpair.question_types=[binary]")
     data = load_vidpair(cfg)
     bad = [{"id": s.sample_key, "response": 3} for s in data][:-1]

@@ -22,6 +22,8 @@ With ``vidpair.pair_aware`` each sample also holds the other video of its pair.
 
 from __future__ import annotations
 
+import glob
+import json
 import logging
 import re
 from dataclasses import dataclass, field
@@ -169,8 +171,6 @@ def _fetch_videos(cfg: Config, snapshot: Path, samples: list[Sample]) -> None:
     )
     if not wanted:
         return
-    import glob
-
     logger.info("downloading %d VidPair-Halluc videos from %s", len(wanted), cfg.vidpair.hf_repo)
     try:
         _snapshot(cfg, snapshot.name, [glob.escape(p) for p in wanted])
@@ -178,7 +178,7 @@ def _fetch_videos(cfg: Config, snapshot: Path, samples: list[Sample]) -> None:
         logger.warning("%s; `viddiff data check --benchmark %s` lists the missing videos", exc, BENCHMARK)
 
 
-def _rows_by_type(root: Path, types: list[str]) -> dict[str, list[RowRef]]:
+def _rows_by_type(root: Path, types: list[str], type_field: Optional[str]) -> dict[str, list[RowRef]]:
     """The rows of each wanted question type: its own file, else ``all_qa.jsonl`` split by a type field."""
     out: dict[str, list[RowRef]] = {}
     missing = [t for t in types if not (root / QA_FILES[t]).is_file()]
@@ -194,11 +194,11 @@ def _rows_by_type(root: Path, types: list[str]) -> dict[str, list[RowRef]]:
             f"of Jethro37/VidPair-Halluc), or drop those types with --set vidpair.question_types=[...]"
         )
     refs = read_jsonl(root / ALL_QA_FILE, ALL_QA_FILE)
-    type_field = choose_field("question_type", refs, None)
+    type_field = choose_field("question_type", refs, type_field)
     if type_field is None:
         raise DatasetError(
             f"{ALL_QA_FILE}: needed for {', '.join(missing)} (no per-type file), but its rows say no question type "
-            f"(looked for fields {', '.join(_candidates('question_type'))}; fields there: {fields_listing(refs)}); "
+            f"(looked for fields {', '.join(CANDIDATES['question_type'])}; fields there: {fields_listing(refs)}); "
             "set vidpair.fields.question_type=NAME"
         )
     for ref in refs:
@@ -208,10 +208,6 @@ def _rows_by_type(root: Path, types: list[str]) -> dict[str, list[RowRef]]:
         if kind in missing:
             out.setdefault(kind, []).append(ref)
     return out
-
-
-def _candidates(role: str) -> tuple[str, ...]:
-    return CANDIDATES[role]
 
 
 def _question_type(value: Any) -> Optional[QuestionType]:
@@ -227,8 +223,6 @@ def _question_type(value: Any) -> Optional[QuestionType]:
 
 def read_pairs(root: Path) -> dict[str, PairInfo]:
     """``pairs/pairs.json``: the pair linkage every pair metric needs (a clear error when it is absent or malformed)."""
-    import json
-
     path = root / PAIRS_FILE
     if not path.is_file():
         raise DatasetError(
@@ -279,7 +273,7 @@ class _FileFields:
         self.spatial_temporal = choose_field("spatial_temporal", refs, f.spatial_temporal)
         if self.answer is None and kind != "open_ended" and refs:
             raise DatasetError(
-                f"{refs[0].file}: no answer field: looked for {', '.join(_candidates('answer'))} (fields there: "
+                f"{refs[0].file}: no answer field: looked for {', '.join(CANDIDATES['answer'])} (fields there: "
                 f"{fields_listing(refs)}); name it with --set vidpair.fields.answer=NAME (the dataset's {LAYOUT_FILE} "
                 "may say which it is)"
             )
@@ -372,7 +366,7 @@ def _aspect(ref: RowRef, fields: _FileFields, video: str) -> str:
     if aspect is None:
         raise DatasetError(
             f"{ref.where}: cannot tell the question's aspect: no aspect field (looked for "
-            f"{', '.join(_candidates('aspect'))}), and neither the video folder ({video}) nor an id field names one of "
+            f"{', '.join(CANDIDATES['aspect'])}), and neither the video folder ({video}) nor an id field names one of "
             f"{', '.join(VIDPAIR_ASPECTS)}; name the field with --set vidpair.fields.aspect=NAME"
         )
     return aspect
@@ -549,7 +543,7 @@ def load_vidpair(cfg: Config, *, fetch_videos: bool = True) -> VidPairDataset:
             )
         source_name = str(root)
     pairs = read_pairs(root)
-    rows = _rows_by_type(root, list(dict.fromkeys(vp.question_types)))
+    rows = _rows_by_type(root, list(dict.fromkeys(vp.question_types)), vp.fields.question_type)
     questions, used = parse_questions(rows, pairs, vp, data.max_text_chars)
     keys = [q.key for q in questions]
     if len(set(keys)) != len(keys):
