@@ -245,10 +245,15 @@ def _add_audit(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
         parents=flags,
     )
     _add_dataset_args(aud)
-    aud.add_argument("--mode", choices=["closed", "open"], required=True, help="closed or open (required)")
     aud.add_argument(
-        "--method", choices=method_names(), default="viddiff",
-        help="the VidDiff method, an LMM baseline, or a registered plug-in method (default: viddiff)",
+        "--mode", choices=["closed", "open", "qa"],
+        help="closed or open (required on VidDiffBench); qa for VidPair-Halluc, which runs single-video and pair-aware "
+        "answering (default: the benchmark's only mode)",
+    )
+    aud.add_argument(
+        "--method", choices=method_names(), default=None,
+        help="the VidDiff method, an LMM baseline, or a registered plug-in method (default: the benchmark's own, "
+        "viddiff for VidDiffBench)",
     )
     aud.add_argument("--model", help="--method baseline: the chat model, as for viddiff baseline (default: baseline.model)")
     aud.add_argument(

@@ -377,6 +377,24 @@ class CacheConfig(_Section):
         return Path(root) / "viddiff" / "cache.sqlite"
 
 
+class TaskFramesConfig(_Section):
+    """How the LMM samples and shows the video of a single-video task (``caption``, ``qa``). The defaults keep
+    fps sampling within ``max_images`` and one image per frame; ``count: 16, layout: grid`` is the
+    VidPair-Halluc release's GPT-4o input (configs/vidpair-gpt4o.yaml)."""
+
+    count: Optional[int] = Field(default=None, ge=1)
+    """Exactly this many frames per video, one near the centre of each of ``count`` equal segments of the clip
+    (the VidPair-Halluc release's sampling); ``null`` = the inference fps (``baseline.fps_by_domain``)."""
+    layout: Literal["frames", "grid"] = "frames"
+    """``frames``: one image per frame; ``grid``: one image per video, the frames tiled row by row in a
+    ceil(sqrt(n))-square grid with white bands between them (unused cells white)."""
+    grid_band_px: int = Field(default=50, ge=0)
+    """Width of the white bands between grid cells, in the frames' own pixels."""
+    grid_max_side: Optional[int] = Field(default=1920, ge=16)
+    """A grid whose longer side exceeds this is shrunk to it (bilinear), after tiling."""
+    grid_format: Literal["png", "jpeg"] = "png"
+
+
 class BaselineConfig(ModelCallConfig):
     temperature: Optional[float] = Field(default=1.0, ge=0, le=2)
     fps_by_domain: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_BASELINE_FPS_BY_DOMAIN))
@@ -392,6 +410,8 @@ class BaselineConfig(ModelCallConfig):
     """``release``: the released baseline prompts' content (no system message, no per-video labels among the
     frames, no advice on what to look at or leave out) in this project's words."""
     image: ImageConfig = Field(default_factory=lambda: ImageConfig(max_side=512, detail="auto"))
+    task_frames: TaskFramesConfig = Field(default_factory=TaskFramesConfig)
+    """Frame sampling and layout for single-video tasks (``caption``, ``qa``)."""
 
 
 class VidicConfig(_Section):
@@ -467,6 +487,59 @@ class VidcapbenchConfig(_Section):
     """Re-asks after a structured grade that is not valid."""
     prompt_files: VidcapbenchPromptFiles = Field(default_factory=VidcapbenchPromptFiles)
     """Your own answer and grade templates; ``null`` entries keep the built-in ones."""
+VIDPAIR_QUESTION_TYPES = ("binary", "multiple_choice", "open_ended")
+VIDPAIR_ASPECTS = (
+    "object", "action", "color", "number", "person", "location",
+    "static_relation", "dynamic_relation", "dynamic_attribute", "sequence",
+)
+"""VidPair-Halluc's ten aspects (README, project page, ``story.json`` id prefixes; ``sequence`` = temporal sequence)."""
+
+
+class VidPairFields(_Section):
+    """Names of row fields the VidPair-Halluc release does not document; ``null`` = detect from the rows
+    (the candidates are listed in docs/vidpair-halluc.md)."""
+
+    answer: Optional[str] = None
+    question_id: Optional[str] = None
+    aspect: Optional[str] = None
+    question_type: Optional[str] = None
+    """Only read from ``all_qa.jsonl`` (the per-type files say their type by their name)."""
+    pair_id: Optional[str] = None
+    question_group: Optional[str] = None
+    """The field telling which rows are one question asked of both videos of a pair (the release's
+    ``binary_qa_pos``/``binary_qa_neg``); without one, the question text is."""
+    spatial_temporal: Optional[str] = None
+
+
+class VidPairConfig(_Section):
+    """VidPair-Halluc (hallucination on background-controlled video pairs); used when ``data.benchmark=vidpair-halluc``."""
+
+    hf_repo: str = "Jethro37/VidPair-Halluc"
+    hf_revision: Optional[str] = None
+    question_types: list[Literal["binary", "multiple_choice", "open_ended"]] = Field(
+        default_factory=lambda: list(VIDPAIR_QUESTION_TYPES), min_length=1
+    )
+    """Which question files to run and score."""
+    fields: VidPairFields = Field(default_factory=VidPairFields)
+    binary_scorer: Literal["videoqa", "clipqa"] = "videoqa"
+    """The released binary scorer to reproduce: ``videoqa`` (``evaluate/videoqa.py``: ground truth read like
+    answers, GT-yes counted over every question) or ``clipqa`` (``evaluate/clipqa.py``: ground truth compared
+    as written, GT-yes counted over validly answered questions only). See docs/vidpair-halluc.md."""
+    temporal_aspects: list[str] = Field(
+        default_factory=lambda: ["action", "dynamic_relation", "dynamic_attribute", "sequence"]
+    )
+    """ASSUMPTION (the split is not published): aspects reported as temporal; the others listed in
+    ``spatial_aspects`` as spatial. A ``spatial_temporal`` field in the rows wins over both lists."""
+    spatial_aspects: list[str] = Field(
+        default_factory=lambda: ["object", "color", "number", "person", "location", "static_relation"]
+    )
+    pair_aware: bool = False
+    """Beyond the paper: show each question's video together with the other video of its pair (labelled),
+    the question still about its own video. ``viddiff audit --benchmark vidpair-halluc`` runs both ways."""
+    judge: ModelCallConfig = Field(default_factory=lambda: ModelCallConfig(model="gpt-4o-2024-08-06"))
+    """Our own open-ended score's judge (the release publishes no open-ended scorer)."""
+    judge_open: bool = True
+    """Score open-ended answers with our judge; ``false`` leaves them unscored (no judge calls)."""
 
 
 class Config(_Section):
@@ -482,6 +555,7 @@ class Config(_Section):
     vidic: VidicConfig = Field(default_factory=VidicConfig)
     ifvidcap: IfvidcapConfig = Field(default_factory=IfvidcapConfig)
     vidcapbench: VidcapbenchConfig = Field(default_factory=VidcapbenchConfig)
+    vidpair: VidPairConfig = Field(default_factory=VidPairConfig)
 
     @classmethod
     def from_yaml(cls, path: Union[str, Path], overrides: Optional[list[str]] = None) -> "Config":

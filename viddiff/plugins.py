@@ -124,6 +124,7 @@ BENCHMARKS: Registry[Any] = Registry(
         "vidic": "viddiff.benchmarks.vidic:VIDIC",
         "ifvidcap": "viddiff.benchmarks.ifvidcap:IFVIDCAP",
         "vidcapbench": "viddiff.benchmarks.vidcapbench:VIDCAPBENCH",
+        "vidpair-halluc": "viddiff.benchmarks.vidpair:VIDPAIR",
     },
     setting="data.benchmark / --benchmark",
     accepts="viddiff.benchmarks.base:Benchmark",

@@ -107,6 +107,9 @@ class VideoTask(_Model):
     video: int = Field(default=0, ge=0, le=1)
     """Which of ``Sample.videos`` the task is about. A second video, when a sample has one, is the other video of
     a benchmark pair: a method shows it only when asked to answer pair-aware."""
+    pair_aware: bool = False
+    """Ask pair-aware: show the other video of the sample too, labelled as the other video of the pair, while the
+    prompt stays about ``video``."""
 
 
 class Sample(_Model):
@@ -145,6 +148,8 @@ class Sample(_Model):
             raise ValueError(f"a sample without a task compares two videos, got {len(self.videos)}")
         if self.task is not None and self.task.video >= len(self.videos):
             raise ValueError(f"task.video is {self.task.video} but the sample has {len(self.videos)} video(s)")
+        if self.task is not None and self.task.pair_aware and len(self.videos) != 2:
+            raise ValueError("a pair-aware task needs the other video of its pair as the sample's second video")
         return self
 
     def closed_differences(self) -> list[Difference]:

@@ -136,4 +136,5 @@ def test_the_viddiff_method_is_refused_and_audit_says_why(synth: Path, tmp_path:
     assert main(["-q", "run", *base, "--method", "viddiff", "--output", str(tmp_path / "x")]) == 2
     assert re.search(r"method viddiff cannot answer caption mode .*--method baseline can", capsys.readouterr().err)
     assert main(["-q", "audit", *base, "--mode", "closed", "--output", str(tmp_path / "audit")]) == 2
-    assert "viddiff audit needs a/b answers to swap: it runs on VidDiffBench (closed or open), not ifvidcap" in capsys.readouterr().err
+    assert "viddiff audit needs a/b answers to swap (VidDiffBench, closed or open) or pairs of single-video questions" \
+        " to show together (VidPair-Halluc), not ifvidcap" in capsys.readouterr().err

@@ -99,9 +99,10 @@ def _run_limited(limit: int, args: list[str]) -> subprocess.CompletedProcess:
 def test_a_file_size_limit_mid_run_is_one_line_and_resumable(synth_dir, server, clean, tmp_path):
     """RLIMIT_FSIZE lets samples.jsonl take its first line and half of the second (a real short write)."""
     first, second = [len(x) for x in (clean / "samples.jsonl").read_bytes().splitlines(keepends=True)[:2]]
-    # inside the second line, and above config.yaml's size so that the limit hits samples.jsonl, not config.yaml
-    limit = max(first + second // 2, (clean / "config.yaml").stat().st_size + 256)  # paths in it differ a little
-    assert first < limit < first + second
+    # Past config.yaml (which grows with every config section; this run's paths may be longer by a few hundred
+    # bytes), inside samples.jsonl's second line.
+    limit = max(first + second // 2, (clean / "config.yaml").stat().st_size + 512)
+    assert first < limit < first + second  # so the limit hits samples.jsonl's second line, not config.yaml
     out = tmp_path / "run"
     proc = _run_limited(limit, _args(synth_dir, out, server, tmp_path / "c.sqlite"))
     assert proc.returncode == 2, proc.stderr

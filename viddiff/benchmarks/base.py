@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Optional, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Optional, Sequence
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from viddiff.config import Config, ModelCallConfig
 from viddiff.data.dataset import Dataset
@@ -33,6 +33,21 @@ class CheckLine(BaseModel):
     passed: Optional[bool]
     """``None``: not scored."""
     detail: str = ""
+class TaskVerdict(BaseModel):
+    """How a single-video task's answer was scored, as the HTML report shows it beside the answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: Optional[str] = None
+    """The question or instruction as a reader wants it (without the benchmark's answering instructions)."""
+    role: Optional[str] = None
+    """What the task's video is to the benchmark (VidPair-Halluc: ``positive`` or ``adversarial``)."""
+    expected: Optional[str] = None
+    reading: Optional[str] = None
+    """How the scorer read the answer (``yes``, ``AC``, ``7/10``)."""
+    outcome: str = ""
+    correct: Optional[bool] = None
+    """``None`` when not scored right or wrong."""
 
 
 class Benchmark(ABC):
@@ -134,6 +149,11 @@ class Benchmark(ABC):
         """One line summarising the score (HTML report)."""
         return f"{getattr(metrics, 'n_samples', 0)} samples scored"
 
+    report_pages: ClassVar[Literal["sample", "group"]] = "sample"
+    """HTML report layout: one page per sample (with :meth:`sample_checks`), or, for single-video tasks asked of
+    several videos, one page per group of samples (``Sample.action``: a pair's videos with each question and the
+    answer about each, scored by :meth:`task_verdicts`)."""
+
     def sample_checks(self, metrics: BaseModel, sample_key: str) -> list[CheckLine]:
         """The checks one sample was scored on, for its HTML page (single-video tasks; pair benchmarks' pages
         show their per-difference records instead)."""
@@ -146,3 +166,18 @@ class Benchmark(ABC):
     def judge_calls(self, cfg: Config, mode: Mode) -> list[tuple[str, ModelCallConfig]]:
         """The chat models that score ``mode`` (role, call), so reports can name them."""
         return []
+
+    def task_verdicts(self, metrics: BaseModel) -> dict[str, TaskVerdict]:
+        """Group pages (``report_pages = "group"``): each sample's scored verdict by sample key ({} if none)."""
+        return {}
+
+    # ------------------------------------------------------------------ pairs of single-video tasks
+
+    pair_aware_override: ClassVar[Optional[str]] = None
+    """The ``--set`` that makes this benchmark ask pair-aware (each task's video shown with its pair's other video);
+    ``None`` when it has no pairs. ``viddiff audit`` then runs it both ways."""
+
+    def pair_audit(self, single: dict[str, Any], pair_aware: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """``viddiff audit``: the scores (as each run's ``metrics`` JSON) of the single-video and the pair-aware run
+        side by side, as ``(metrics.json payload, report.md text)``."""
+        raise ViddiffError(f"{self.title} has no pairs to audit")

@@ -10,6 +10,7 @@ from viddiff.config import Config, config_from_args
 from viddiff.errors import ViddiffError
 from viddiff.methods import MethodFactory, get_method
 from viddiff.runs.pipeline import run_benchmark
+from viddiff.schema import VIDEO_TASK_MODES
 
 
 def cli_run(args: argparse.Namespace) -> int:
@@ -40,6 +41,11 @@ def run_method(cfg: Config, args: argparse.Namespace, method: MethodFactory, def
     """The shared tail of ``run`` and ``baseline``: run, report, exit code (1 when samples failed)."""
     if cfg.run.swap_videos and cfg.run.same_video:
         raise ViddiffError("--swap-videos and --same-video are exclusive")
+    if (cfg.run.swap_videos or cfg.run.same_video) and args.mode in VIDEO_TASK_MODES:
+        raise ViddiffError(
+            f"--swap-videos and --same-video reorder a pair; {args.mode} mode asks about one video "
+            "(on VidPair-Halluc, `viddiff audit` compares single-video and pair-aware answering instead)"
+        )
     output = Path(args.output or cfg.run.output_dir or default_output)
     report, embed = getattr(args, "report", False), getattr(args, "report_embed_videos", False)
     if embed and not report:

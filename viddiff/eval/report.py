@@ -53,12 +53,17 @@ def make_output_dir(out_dir: Path) -> None:
 
 
 def write_scored(
-    out_dir: Path, summary: dict[str, Any], markdown: str, n_samples: int, failed_samples: Sequence[str] = ()
+    out_dir: Path,
+    summary: dict[str, Any],
+    markdown: str,
+    n_samples: int,
+    failed_samples: Sequence[str] = (),
+    failed_effect: str = "count as wrong",
 ) -> None:
     """Write ``metrics.json`` (``summary``) and ``report.md`` (``markdown``) atomically, for any benchmark.
 
-    ``failed_samples``: samples the method never finished (their predictions are empty and count wrong);
-    both files say how many.
+    ``failed_samples``: samples the method never finished (their predictions are empty and, by default, count
+    wrong: ``failed_effect`` says what the benchmark's scorer does with them); both files say how many.
     """
     if failed_samples:
         summary["counts"]["failed_samples"] = len(failed_samples)
@@ -66,7 +71,7 @@ def write_scored(
         title, _, rest = markdown.partition("\n")
         note = (
             f"**{len(failed_samples)} of {n_samples} samples failed** (see errors.json): their predictions "
-            "are null and count as wrong; `--resume` retries them."
+            f"are null and {failed_effect}; `--resume` retries them."
         )
         markdown = f"{title}\n\n{note}\n{rest}"
     write_text_atomic(Path(out_dir) / METRICS_FILE, json.dumps(summary, indent=2) + "\n")

@@ -17,12 +17,12 @@ from viddiff.data.dataset import Dataset
 from viddiff.errors import VideoError
 from viddiff.eval.closed import ClosedMetrics, ClosedRecord
 from viddiff.eval.open import OpenMetrics, OpenRecord
-from viddiff.report.build import build_page, cost_view
+from viddiff.report.build import PageContext, build_page, cost_view
 from viddiff.report.media import safe_name
 from viddiff.report.pages import page_context
 from viddiff.report.render import environment, write_page
 from viddiff.report.views import CheckView, IndexEntry, IndexPage, MetricRow, MetricTable, NavLink
-from viddiff.schema import Sample, SampleResult
+from viddiff.schema import VIDEO_TASK_MODES, Sample, SampleResult
 from viddiff.video import VideoFrames, read_video_ref
 
 log = logging.getLogger(__name__)
@@ -64,6 +64,8 @@ def write_run_outputs(
     if report:
         report_dir.mkdir(parents=True, exist_ok=True)
         ctx = page_context(cfg, report_dir, judges=benchmark.judge_calls(cfg, mode), embed_videos=embed_videos)
+    if mode in VIDEO_TASK_MODES and benchmark.report_pages == "group":
+        return _write_task_report(report_dir, benchmark, dataset, results, metrics, ctx, mode, failures, visuals)
     records = _records_by_sample(metrics)
     done = [(i, s) for i, s in enumerate(dataset) if s.sample_key in results]
     env = environment()
@@ -108,6 +110,34 @@ def write_run_outputs(
         models=ctx.models,
         cost=cost_view(u for r in results.values() for u in r.usage.values()),
         stand_ins=[*ctx.endpoint_stand_ins, *([ctx.clip_stand_in] if ctx.clip_stand_in else [])],
+        dataset=dataset.source,
+        version=ctx.version,
+    )
+    return write_page(report_dir / INDEX_FILE, index_page, env)
+
+
+def _write_task_report(
+    report_dir: Path, benchmark: Benchmark, dataset: Dataset, results: dict[str, SampleResult], metrics: Any,
+    ctx: Optional[PageContext], mode: str, failures: list[dict], visuals: bool,
+) -> Optional[Path]:
+    """Single-video tasks: one page per group of samples (a pair's videos with each question and answer)."""
+    if visuals:
+        log.warning("run.save_visuals: %s mode has no stage segmentation to draw; no figures", mode)
+    if ctx is None:
+        return None
+    from viddiff.report.tasks import write_task_pages
+
+    env = environment()
+    entries = write_task_pages(report_dir, benchmark, dataset, results, metrics, ctx, failures, env, mode)
+    index_page = IndexPage(
+        title=f"viddiff run · {dataset.benchmark} · {mode}",
+        headline=benchmark.headline(metrics),
+        tables=metric_tables(benchmark, metrics),
+        samples=entries,
+        sample_heading=["group", "question types", "videos", "questions", "score"],
+        models=ctx.models,
+        cost=cost_view(u for r in results.values() for u in r.usage.values()),
+        stand_ins=list(ctx.endpoint_stand_ins),
         dataset=dataset.source,
         version=ctx.version,
     )

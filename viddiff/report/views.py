@@ -267,6 +267,57 @@ class IndexEntry(_View):
     failed: Optional[str] = None
 
 
+class TaskVideo(_View):
+    """One video of a single-video task group (a benchmark pair's two videos, say)."""
+
+    label: str
+    """``Video 1``, ``Video 2``, ..."""
+    role: Optional[str] = None
+    path: str
+    name: str
+    src: Optional[str] = None
+    embedded: bool = False
+    note: Optional[str] = None
+
+
+class TaskCell(_View):
+    """The answer about one video to one question, and how it was scored."""
+
+    sample_key: str
+    answer: Optional[str]
+    reading: Optional[str] = None
+    expected: Optional[str] = None
+    outcome: str = ""
+    correct: Optional[bool] = None
+    failed: Optional[str] = None
+    pair_aware: bool = False
+    """The other video of the pair was shown too when this was answered."""
+
+
+class TaskRow(_View):
+    kind: str
+    """The sample's split (a question type, say)."""
+    question: str
+    cells: list[Optional[TaskCell]]
+    """One per video of the page, in the page's order (``None``: not asked about that video)."""
+
+
+class TaskPage(_View):
+    """Single-video tasks (``caption``, ``qa``) of one group (a pair): its videos, and every question with the
+    answer about each video."""
+
+    title: str
+    mode: str
+    videos: list[TaskVideo]
+    rows: list[TaskRow]
+    models: list[ModelEntry]
+    cost: CostView
+    stand_ins: list[StandInView] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    nav: list[NavLink] = Field(default_factory=list)
+    version: str
+
+
 class IndexPage(_View):
     """The run's front page: metrics and one line per sample."""
 
@@ -274,6 +325,8 @@ class IndexPage(_View):
     headline: str
     tables: list[MetricTable]
     samples: list[IndexEntry]
+    sample_heading: list[str] = Field(default_factory=lambda: ["sample", "split", "action", "differences", "score"])
+    """Column titles of the samples table (a task run lists groups of questions)."""
     models: list[ModelEntry]
     cost: CostView
     stand_ins: list[StandInView] = Field(default_factory=list)

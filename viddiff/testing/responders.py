@@ -2,11 +2,12 @@
 
 ``ScriptedModel`` answers every request the toolkit makes (proposer,
 differencer, open-mode judge and flip check, LMM baselines, the captioning
-benchmarks' captioner and judges) with valid, deterministic answers,
-recognising each request by its response-format schema name (or, in
-``json_object`` mode and for free text, by its wording). Captions of the
-synthetic single-video clips state the background colour and the square's
-direction read from the frames (``viddiff.data.synth_clips``). Its visual answers are
+benchmarks' captioner and judges, questions about one video and their judge)
+with valid, deterministic answers, recognising each request by its
+response-format schema name (or, in ``json_object`` mode and for free text, by
+its wording). Captions of the synthetic single-video clips state the background
+colour and the square's direction read from the frames
+(``viddiff.data.synth_clips``). Its visual answers are
 computed from the images it is sent (mean brightness of A's frames versus
 B's, direction chosen per statement), so they depend on the videos, flip
 when A and B are swapped, and say ``c`` when both videos are the same —
@@ -27,6 +28,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from viddiff.benchmarks.vidpair import prompts as vidpair_prompts
+from viddiff.benchmarks.vidpair.synthetic import COLOURS, colours_seen
 from viddiff.testing.fake_openai import ChatRequest
 
 OPPOSITES = [("wider", "narrower"), ("deeper", "shallower"), ("higher", "lower"), ("faster", "slower"), ("more", "less")]
@@ -90,6 +93,10 @@ class ScriptedModel:
         text = req.text
         if req.response_format is None and "Compare video A and video B along these seven dimensions" in text:
             return "DescribeText"
+        if req.response_format is None and vidpair_prompts.QUESTION_MARK in text and any(
+            instruction in text for instruction in vidpair_prompts.INSTRUCTIONS.values()
+        ):
+            return "VidPairQuestion"
         if req.response_format is None:
             if "Correct Answer:" in text and "Predicted Answer:" in text:
                 return "GradeText"
@@ -103,7 +110,8 @@ class ScriptedModel:
             return "refine" if any(marker in text for marker in _REFINE_MARKERS) else "stages"
         if name is None:
             for marker, kind in (
-                ("<question>", "ChecklistJudgeAnswer"),  # first: the judged description may contain other markers
+                ("<reference>", "DescriptionScoreAnswer"),  # first: the judged texts may contain other markers
+                ("<question>", "ChecklistJudgeAnswer"),
                 ('"checkitem"', "SpanAnswer"),
                 ('"result_confidence"', "OpenJudgeAnswer"),
                 ("Predicted Answer:", "CaptionGrade"),
@@ -374,6 +382,50 @@ class ScriptedModel:
         """The grade as free text, as the released reader gets it (digits in the analysis can flip it)."""
         score, analysis = self._grade(req)
         return str({"score": score, "analysis": analysis})
+
+
+    # ----------------------------------------------------------------- VidPair-Halluc questions
+
+    def _answer_VidPairQuestion(self, req: ChatRequest) -> str:
+        """A question about a video (``qa`` mode): colours are read from every image sent (the discs of the
+        synthetic VidPair-Halluc), so a pair-aware request pools both videos; other questions get a stable guess.
+        One yes/no question in ten gets "I don't know." (the release reads it as no) and one "Unclear from these
+        frames." (unreadable); multiple-choice answers of several letters are sometimes written "A, C"."""
+        text = req.text
+        question = text.split(vidpair_prompts.QUESTION_MARK, 1)[1]
+        kind = next(k for k, instruction in vidpair_prompts.INSTRUCTIONS.items() if instruction in text)
+        seen = colours_seen([np.asarray(p.image.convert("RGB")) for p in req.images]) if req.images else []
+        first_line = question.splitlines()[0].lower()
+        named = sorted((c for c in COLOURS if re.search(rf"\b{c}\b", first_line)), key=first_line.index)
+        salt = _stable_int(question + "|" + ",".join(seen))
+        if kind == "binary":
+            if salt % 10 == 0:
+                return "I don't know."
+            if salt % 10 == 1:
+                return "Unclear from these frames."
+            yes = all(c in seen for c in named) if named else bool(_stable_bit(question))
+            return "Yes." if yes else "No."
+        if kind == "multiple_choice":
+            options = re.findall(r"^([A-Z])\. (.+)$", question, flags=re.M)
+            letters = [letter for letter, option in options if any(re.search(rf"\b{c}\b", option) for c in seen)]
+            if not letters:
+                return "AB"[salt % 2] if options else "A"
+            return ", ".join(letters) if len(letters) > 1 and salt % 3 == 0 else "".join(letters)
+        if not seen:
+            return "A grey room with a picture on the wall."
+        return "A " + " and ".join(seen) + " disc bounces in a grey room."
+
+    def _answer_DescriptionScoreAnswer(self, req: ChatRequest) -> dict:
+        """Our open-ended judge: the share of the reference's words (3+ letters) that the answer uses, out of 10."""
+        reference = re.search(r"<reference>\n(.*?)\n</reference>", req.text, flags=re.S).group(1)
+        answer = re.search(r"<answer>\n(.*?)\n</answer>", req.text, flags=re.S).group(1)
+        wanted = {w for w in _words(reference) if len(w) > 2}
+        score = round(10 * len(wanted & _words(answer)) / max(1, len(wanted)))
+        return {"score": score, "explanation": f"{len(wanted & _words(answer))} of {len(wanted)} reference words"}
+
+
+def _stable_int(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
 
 
 class AlwaysA(ScriptedModel):

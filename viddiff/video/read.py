@@ -42,7 +42,7 @@ from viddiff.video.sources import (
     import_decord,
     probe_file,
 )
-from viddiff.video.timing import is_constant_rate, mean_rate, nearest_to_grid
+from viddiff.video.timing import is_constant_rate, mean_rate, nearest_to_grid, segment_centres
 
 if TYPE_CHECKING:
     from viddiff.schema import VideoRef
@@ -282,6 +282,15 @@ def _plan(
     return _Plan(start + positions, start, end, sampled_fps, fps, None, frame_times)
 
 
+def _count_plan(path: str, n_frames: int, fps: float, frames_trim: Trim, count: int) -> _Plan:
+    """Exactly ``count`` frames of the trimmed clip, one near the centre of each of ``count`` equal segments
+    (:func:`~viddiff.video.timing.segment_centres`), picked by frame index whatever the frame rate."""
+    start, end = resolve_trim(frames_trim, n_frames, path)
+    indices = start + segment_centres(end - start, count)
+    duration_s = (end - start) / fps
+    return _Plan(indices, start, end, count / duration_s, fps, None, None)
+
+
 def _collect(frames: _Frames, count: int, max_side: Optional[int], path: str) -> np.ndarray:
     """Stack frames into one array, resizing each as it arrives so full-size frames never pile up."""
     with closing(frames):  # stop the decoder (and close the file) once enough frames are in
@@ -381,14 +390,16 @@ def read_video(
     fps_original: Optional[float] = None,
     max_side: Optional[int] = None,
     backend: str = "auto",
+    count: Optional[int] = None,
 ) -> VideoFrames:
     """Decode the sampled frames of a video file or image directory, upright, within a trim.
 
     Constant-rate sources give the frames ``range(start, end, stride)``; variable-rate files give
     the frames nearest to every ``1 / target_fps`` seconds from the trim start (``target_fps=None``
-    keeps every frame). Directories of images always use the image reader (whatever ``backend``
-    says) and need ``fps_original``. Trim and fps mistakes raise at once; in 'auto' mode a decord
-    failure retries the read with PyAV.
+    keeps every frame). ``count`` instead takes exactly that many frames spread over the clip by index
+    (:func:`~viddiff.video.timing.segment_centres`; ``target_fps`` is then ignored). Directories of
+    images always use the image reader (whatever ``backend`` says) and need ``fps_original``. Trim and
+    fps mistakes raise at once; in 'auto' mode a decord failure retries the read with PyAV.
     """
     _check_backend(backend)
     _check_max_side(max_side)
@@ -396,17 +407,27 @@ def read_video(
     sources: Iterator[_Source]
     if path.is_dir():
         images = _image_dir(path, fps_original)
-        plan = _plan(str(path), images.n_frames, float(fps_original), None, frames_trim, target_fps)
+        if count is not None:
+            plan = _count_plan(str(path), images.n_frames, float(fps_original), frames_trim, count)
+        else:
+            plan = _plan(str(path), images.n_frames, float(fps_original), None, frames_trim, target_fps)
         n_frames, sources = images.n_frames, iter([images])
     else:
         probe = probe_file(path)
         times = _variable_times(probe)
         fps = _checked_fps(str(path), probe.fps, fps_original, times is not None)
-        plan = _plan(str(path), probe.n_frames, fps, times, frames_trim, target_fps)
+        if count is not None:
+            plan = _count_plan(str(path), probe.n_frames, fps, frames_trim, count)
+        else:
+            plan = _plan(str(path), probe.n_frames, fps, times, frames_trim, target_fps)
         n_frames, sources = probe.n_frames, _file_sources(probe, backend)
+    # Readers want increasing indices; a count plan on a short clip repeats some, decoded once.
+    distinct, positions = np.unique(plan.indices, return_inverse=True)
     for source in sources:
         try:
-            frames = _collect(source.iter_frames(plan.indices), len(plan.indices), max_side, str(path))
+            frames = _collect(source.iter_frames(distinct), len(distinct), max_side, str(path))
+            if len(distinct) < len(plan.indices):
+                frames = frames[positions]
         except Exception as exc:
             if source.backend == "decord" and backend == "auto":
                 logger.debug("%s: decord failed (%s: %s); reading with PyAV", path, type(exc).__name__, exc)
@@ -426,12 +447,16 @@ def read_video(
 
 
 def read_video_ref(
-    ref: "VideoRef", target_fps: Optional[float], max_side: Optional[int] = None, backend: str = "auto"
+    ref: "VideoRef",
+    target_fps: Optional[float],
+    max_side: Optional[int] = None,
+    backend: str = "auto",
+    count: Optional[int] = None,
 ) -> VideoFrames:
     """Read the part of a dataset video that a :class:`~viddiff.schema.VideoRef` points at."""
     return read_video(
         ref.path, target_fps=target_fps, frames_trim=ref.frames_trim,
-        fps_original=ref.fps_original, max_side=max_side, backend=backend,
+        fps_original=ref.fps_original, max_side=max_side, backend=backend, count=count,
     )
 
 
@@ -444,13 +469,18 @@ async def read_pair(
 
 
 async def read_videos(
-    refs: Sequence["VideoRef"], target_fps: Optional[float], max_side: Optional[int] = None, backend: str = "auto"
+    refs: Sequence["VideoRef"],
+    target_fps: Optional[float],
+    max_side: Optional[int] = None,
+    backend: str = "auto",
+    count: Optional[int] = None,
 ) -> tuple[VideoFrames, ...]:
-    """The videos of a sample (one for a single-video task, two for a pair), each read once, in worker threads."""
+    """The videos of a sample (one for a single-video task, two for a pair), each read once, in worker threads;
+    ``count``: exactly that many frames of each (see :func:`read_video`)."""
     import asyncio
 
     def read(ref: "VideoRef") -> VideoFrames:
-        return read_video_ref(ref, target_fps, max_side=max_side, backend=backend)
+        return read_video_ref(ref, target_fps, max_side=max_side, backend=backend, count=count)
 
     distinct: list["VideoRef"] = []
     for ref in refs:

@@ -99,14 +99,19 @@ class LMMBaseline:
         ballsports 5, diving 6, music 1, surgery 1), else the task's own rate (``VideoTask.fps``), else ``data.default_fps``.
 
         Frames are decoded no larger than they will be sent (``baseline.image.max_side``),
-        which bounds memory when up to ``max_images`` frames per sample are held.
+        which bounds memory when up to ``max_images`` frames per sample are held. A single-video task follows
+        ``baseline.task_frames``: exactly ``count`` frames when set, and for a grid layout frames up to
+        ``data.max_side`` (the grid, not each frame, is then shrunk to ``grid_max_side``).
         """
         data = self.config.data
         task_fps = sample.task.fps if sample.task is not None else None
         fps = self.config.baseline.fps_by_domain.get(sample.domain, task_fps or data.default_fps)
-        sides = [s for s in (data.max_side, self.config.baseline.image.max_side) if s is not None]
+        task_frames = self.config.baseline.task_frames if sample.task is not None else None
+        per_image = None if task_frames and task_frames.layout == "grid" else self.config.baseline.image.max_side
+        sides = [s for s in (data.max_side, per_image) if s is not None]
         max_side = min(sides) if sides else None
-        return await read_videos(sample.videos, fps, max_side, data.video_backend)
+        count = task_frames.count if task_frames else None
+        return await read_videos(sample.videos, fps, max_side, data.video_backend, count=count)
 
     async def aprocess(
         self,
