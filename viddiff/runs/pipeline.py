@@ -25,12 +25,20 @@ from viddiff.runs.cost_guard import CostGuard, check_prices, total_cost
 from viddiff.data.dataset import Dataset
 from viddiff.errors import ViddiffError
 from viddiff.methods import Method, MethodFactory, check_mode, get_method
-from viddiff.runs.failures import ERRORS_FILE, FailureLog, SampleFailure
-from viddiff.runs.output_lock import OutputDirLock
+from viddiff.runs.failures import ERRORS_FILE, FAILURES_FILE, FailureLog, SampleFailure
+from viddiff.runs.output_lock import LOCK_FILE, OutputDirLock
 from viddiff.runs.resume import check_resume
 from viddiff.runs.sample_runner import SampleRunner, error_entries, latest_failures
 from viddiff.schema import Mode, RetrievalFrames, Sample, SampleResult, StageUsage
-from viddiff.store import ResultsStore, output_error, prepare_output_dir, write_json_atomic, write_text_atomic
+from viddiff.store import (
+    SAMPLES_FILE,
+    ResultsStore,
+    output_error,
+    prepare_output_dir,
+    refuse_links,
+    write_json_atomic,
+    write_text_atomic,
+)
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +152,7 @@ def run_benchmark(
     if dataset is None:
         dataset = benchmark.load(cfg, splits)
     out_dir = prepare_output_dir(output_dir)
+    _refuse_linked_outputs(out_dir)
     variant_of = functools.partial(sanity_variant, swap_videos=cfg.run.swap_videos, same_video=cfg.run.same_video)
     with OutputDirLock(out_dir):
         vd = (method or get_method("viddiff"))(cfg)
@@ -166,6 +175,16 @@ def run_benchmark(
             if index is not None:
                 print(f"report in {index}")
         return scored.outcome
+
+
+def _refuse_linked_outputs(out_dir: Path) -> None:
+    """Files a run appends to or writes into, as links, would take its writes outside ``out_dir``.
+
+    (Files written whole are replaced atomically, which replaces a link instead of following it.)
+    """
+    from viddiff.report.run import REPORT_DIR, VISUALS_DIR
+
+    refuse_links(out_dir, (LOCK_FILE, SAMPLES_FILE, FAILURES_FILE, REPORT_DIR, VISUALS_DIR))
 
 
 def _run_locked(
