@@ -245,3 +245,25 @@ def test_a_budget_needs_prices_for_the_method_models(env, synth_dir, tmp_path, c
         line = _error_line(_run(synth_dir, tmp_path / "run", sets), capsys.readouterr().err)
     assert "'local-llm' (proposer) has no price" in line and "endpoints.prices.local-llm.input_per_mtok" in line
     assert not server.requests
+
+
+def test_answers_that_stay_invalid_are_said_counted_and_exit_1(env, synth_dir, tmp_path, capsys):
+    """A differencer that never answers validly (issue 22): each verdict is recorded as invalid (null, counted
+    wrong, never guessed), and the run says so at the end, counts them in metrics.json and report.md, exits 1."""
+    responder = FailingWhen(ScriptedModel(), lambda r: "Statement:" in r.text, lambda r: '{"verdict": "unsure"}')
+    out = tmp_path / "run"
+    with FakeOpenAIServer(responder) as server:
+        code = _run(synth_dir, out, _sets(server, tmp_path / "c.sqlite", "endpoints.max_reasks=1"))
+    captured = capsys.readouterr()
+    assert code == 1, captured.err
+    predictions = _json(out / "predictions.json")
+    n = sum(len(p) for p in predictions)
+    assert n > 3 and all(v is None for p in predictions for v in p.values())
+    assert not (out / "errors.json").exists()  # every sample finished: nothing for --resume to retry
+    counts = _json(out / "metrics.json")["counts"]
+    assert counts["invalid_answers"] == n and counts["samples_with_invalid_answers"] == 3
+    assert f"{n} answers stayed invalid" in (out / "report.md").read_text()
+    assert captured.out.rstrip().splitlines()[-1] == (
+        f"viddiff: {n} of {n} answers in 3 of 3 samples stayed invalid after the re-asks; their predictions "
+        f"are null and count as wrong (the answers are under raw_answers in {out}/samples.jsonl)"
+    )

@@ -52,5 +52,6 @@ def run_method(cfg: Config, args: argparse.Namespace, method: MethodFactory, def
             f"viddiff: {outcome.n_failed} of {outcome.n_samples} samples failed (see {outcome.output_dir}/errors.json); "
             "fix the cause and re-run with --resume"
         )
-        return 1
-    return 0
+    if outcome.invalid_answers:
+        print(outcome.invalid_answers_line())
+    return 1 if outcome.n_failed or outcome.invalid_answers else 0

@@ -24,6 +24,7 @@ from viddiff.config import Config
 from viddiff.runs.cost_guard import CostGuard, check_prices, total_cost
 from viddiff.data.dataset import Dataset
 from viddiff.errors import ViddiffError
+from viddiff.eval.report import note_invalid_answers
 from viddiff.methods import Method, MethodFactory, check_mode, get_method
 from viddiff.runs.failures import ERRORS_FILE, FAILURES_FILE, FailureLog, SampleFailure
 from viddiff.runs.output_lock import LOCK_FILE, OutputDirLock
@@ -48,6 +49,22 @@ class RunOutcome(BaseModel):
     n_samples: int
     n_failed: int
     metrics: dict
+    n_verdicts: int = 0
+    """Verdicts the finished samples hold (one per difference asked about)."""
+    invalid_answers: dict[str, list[str]] = {}
+    """Sample key → difference keys whose answers stayed invalid (null predictions, counted wrong)."""
+
+    def invalid_answers_line(self) -> str:
+        """What the end of a run says when some answers stayed invalid ('' when none did)."""
+        if not self.invalid_answers:
+            return ""
+        n_invalid = sum(len(keys) for keys in self.invalid_answers.values())
+        n_finished = self.n_samples - self.n_failed
+        return (
+            f"viddiff: {n_invalid} of {self.n_verdicts} answers in {len(self.invalid_answers)} of {n_finished} "
+            "samples stayed invalid after the re-asks; their predictions are null and count as wrong "
+            f"(the answers are under raw_answers in {self.output_dir}/{SAMPLES_FILE})"
+        )
 
 
 class _Scored(NamedTuple):
@@ -78,6 +95,15 @@ def sanity_variant(sample: Sample, *, swap_videos: bool, same_video: bool) -> Sa
                 keyframes={k: (v[0], v[0]) for k, v in rf.keyframes.items()},
             )
     return sample.model_copy(update={"videos": videos, "retrieval_frames": rf})
+
+
+def invalid_answers(results: dict[str, SampleResult]) -> dict[str, list[str]]:
+    """Sample key → keys of the verdicts that got no valid answer (recorded, never guessed)."""
+    found = {
+        key: [p.key for p in result.predictions if p.prediction is None and not p.votes and p.raw_answers]
+        for key, result in results.items()
+    }
+    return {key: keys for key, keys in found.items() if keys}
 
 
 def total_usage(
@@ -246,10 +272,15 @@ def _run_locked(
         out_dir, metrics, cfg=cfg, dataset_source=dataset.source, dataset_revision=dataset.revision,
         failed_samples=sorted(failed_keys),
     )
+    invalid = invalid_answers(done)
+    n_verdicts = sum(len(r.predictions) for r in done.values())
+    if invalid:
+        note_invalid_answers(out_dir, invalid, n_verdicts)
     print(benchmark.format_table(metrics))
     print(_format_usage(usage, len(done)))
     outcome = RunOutcome(
-        output_dir=str(out_dir), n_samples=len(dataset), n_failed=len(failures), metrics=metrics.model_dump(mode="json")
+        output_dir=str(out_dir), n_samples=len(dataset), n_failed=len(failures), metrics=metrics.model_dump(mode="json"),
+        n_verdicts=n_verdicts, invalid_answers=invalid,
     )
     return _Scored(outcome, metrics, done, failures)
 
