@@ -267,3 +267,16 @@ def test_answers_that_stay_invalid_are_said_counted_and_exit_1(env, synth_dir, t
         f"viddiff: {n} of {n} answers in 3 of 3 samples stayed invalid after the re-asks; their predictions "
         f"are null and count as wrong (the answers are under raw_answers in {out}/samples.jsonl)"
     )
+
+
+def test_open_run_whose_judge_never_answers_validly_exits_1(env, synth_dir, tmp_path, capsys):
+    """The method's answers are fine, the evaluation's judge is not: the run says its scores are incomplete."""
+    responder = FailingWhen(ScriptedModel(), lambda r: "G (ground truth)" in r.text, lambda r: '{"matches": "all"}')
+    out = tmp_path / "run"
+    with FakeOpenAIServer(responder) as server:
+        code = _run(synth_dir, out, _sets(server, tmp_path / "c.sqlite", "eval.max_reasks=0"), mode="open")
+    last = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert code == 1
+    assert last.startswith("viddiff: the scores are incomplete: the judge's answers stayed invalid for 3 of 3 samples")
+    assert f"see judge_issues in {out / 'metrics.json'}" in last
+    assert _json(out / "metrics.json")["counts"]["judge_issues"] == 3

@@ -111,6 +111,11 @@ class Benchmark(ABC):
     ) -> None:
         """Write ``metrics.json``, :attr:`records_file` and ``report.md`` into ``out_dir``."""
 
+    def incomplete_scores(self, metrics: BaseModel, metrics_file: Path) -> str:
+        """Why ``metrics`` are not a complete score (e.g. judge answers that stayed invalid), as the last line
+        a command prints before it exits 1; ``""`` when they are complete. ``metrics_file``: where they went."""
+        return ""
+
     @abstractmethod
     def format_table(self, metrics: BaseModel) -> str:
         """The console summary of a score."""

@@ -110,6 +110,18 @@ class VidDiffBench(Benchmark):
             failed_samples=failed_samples,
         )
 
+    def incomplete_scores(self, metrics: Metrics, metrics_file: Path) -> str:  # type: ignore[override]
+        if isinstance(metrics, ClosedMetrics) or not metrics.judge_issues:
+            return ""
+        samples = {issue.index for issue in metrics.judge_issues}
+        keys = {(issue.index, key) for issue in metrics.judge_issues for key in issue.gt_keys}
+        return (
+            f"the scores are incomplete: the judge's answers stayed invalid for {len(samples)} of {metrics.n_samples} "
+            f"samples ({len(keys)} ground-truth differences could not be judged and count as not found); see "
+            f"judge_issues in {metrics_file}, then score again with more re-asks (--set eval.max_reasks=N) or "
+            "another judge (--set eval.judge.model=...)"
+        )
+
     def format_table(self, metrics: Metrics) -> str:  # type: ignore[override]
         return report.format_table(metrics)
 

@@ -34,7 +34,8 @@ def cli_baseline(args: argparse.Namespace) -> int:
 
 
 def run_method(cfg: Config, args: argparse.Namespace, method: MethodFactory, default_output: Path) -> int:
-    """The shared tail of ``run`` and ``baseline``: run, report, exit code (1 when samples failed)."""
+    """The shared tail of ``run`` and ``baseline``: run, report, exit code (1 when samples failed, answers stayed
+    invalid or the scores are incomplete)."""
     if cfg.run.swap_videos and cfg.run.same_video:
         raise ViddiffError("--swap-videos and --same-video are exclusive")
     output = Path(args.output or cfg.run.output_dir or default_output)
@@ -54,4 +55,6 @@ def run_method(cfg: Config, args: argparse.Namespace, method: MethodFactory, def
         )
     if outcome.invalid_answers:
         print(outcome.invalid_answers_line())
-    return 1 if outcome.n_failed or outcome.invalid_answers else 0
+    if outcome.incomplete_scores:
+        print(f"viddiff: {outcome.incomplete_scores}")
+    return 1 if outcome.n_failed or outcome.invalid_answers or outcome.incomplete_scores else 0

@@ -24,7 +24,7 @@ from viddiff.config import Config
 from viddiff.runs.cost_guard import CostGuard, check_prices, total_cost
 from viddiff.data.dataset import Dataset
 from viddiff.errors import ViddiffError
-from viddiff.eval.report import note_invalid_answers
+from viddiff.eval.report import METRICS_FILE, note_invalid_answers
 from viddiff.methods import Method, MethodFactory, check_mode, get_method
 from viddiff.runs.failures import ERRORS_FILE, FAILURES_FILE, FailureLog, SampleFailure
 from viddiff.runs.output_lock import LOCK_FILE, OutputDirLock
@@ -53,6 +53,8 @@ class RunOutcome(BaseModel):
     """Verdicts the finished samples hold (one per difference asked about)."""
     invalid_answers: dict[str, list[str]] = {}
     """Sample key → difference keys whose answers stayed invalid (null predictions, counted wrong)."""
+    incomplete_scores: str = ""
+    """Why the scores are incomplete (the judge's answers stayed invalid), or ``""``."""
 
     def invalid_answers_line(self) -> str:
         """What the end of a run says when some answers stayed invalid ('' when none did)."""
@@ -281,6 +283,7 @@ def _run_locked(
     outcome = RunOutcome(
         output_dir=str(out_dir), n_samples=len(dataset), n_failed=len(failures), metrics=metrics.model_dump(mode="json"),
         n_verdicts=n_verdicts, invalid_answers=invalid,
+        incomplete_scores=benchmark.incomplete_scores(metrics, out_dir / METRICS_FILE),
     )
     return _Scored(outcome, metrics, done, failures)
 
