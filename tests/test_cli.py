@@ -4,6 +4,7 @@ for every option, hints in CLI words, what Ctrl-C says, `cache stats` layout."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -143,6 +144,57 @@ def test_ctrl_c_says_how_to_continue(synth_dir: Path, tmp_path: Path, monkeypatc
         resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=300)
         assert resumed.returncode == 0, resumed.stderr
         assert len(ResultsStore(out).load()) == 3
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_localisation_says_it_is_stopping_and_abandons_the_clip_work(
+    copy_dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22: SIGINT while CLIP embeds long videos. The run says at once that it is stopping, and the CLIP
+    work in flight ends after one batch: the cache holds no embedding of the videos' frames (they are stored
+    only when a video's frames are all embedded), where finishing the work would have stored all of them."""
+    import numpy as np
+
+    from viddiff.cache import Cache
+    from viddiff.video.write import write_video
+
+    rng = np.random.default_rng(0)
+    long_video = tmp_path / "dataset" / "long.mp4"
+    long_video.parent.mkdir()
+    write_video(long_video, [rng.integers(0, 255, (64, 64, 3), dtype=np.uint8) for _ in range(320)], 8)
+
+    def long_videos(rows: list[dict]) -> None:
+        for row in rows:
+            videos = json.loads(row["videos"])
+            row["videos"] = json.dumps([{**v, "path": str(long_video), "fps_original": 8, "frames_trim": None} for v in videos])
+
+    dataset = copy_dataset(long_videos)
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    cache = tmp_path / "c.sqlite"
+    with FakeOpenAIServer(ScriptedModel()) as server:
+        items = [*offline_overrides(server.base_url, str(cache)), "localizer.clip.model=ViT-B-32",
+                 "localizer.clip.arch_config=null", "data.default_fps=8", "data.fps_by_domain={}",
+                 "localizer.clip.batch_size=8"]
+        command = [sys.executable, "-m", "viddiff.cli", "run", "--dataset", str(dataset), "--mode", "closed",
+                   "--output", str(tmp_path / "run"), *[x for item in items for x in ("--set", item)]]
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines: list[str] = []
+        for line in proc.stderr:  # the model loads as localisation begins; CLIP then has 320 frames to embed
+            lines.append(line)
+            if "RANDOM weights" in line:
+                os.kill(proc.pid, signal.SIGINT)
+                break
+        _, rest = proc.communicate(timeout=240)
+    err = "".join(lines) + rest
+    assert proc.returncode == 130, err
+    stopping = [line for line in err.splitlines() if "stopping: cancelling" in line]
+    assert stopping == [
+        "WARNING viddiff.runs.sample_runner: stopping: cancelling 3 unfinished samples (finished samples are saved); "
+        "work in progress ends after its current step (one CLIP batch at most)"
+    ]
+    assert err.index("stopping: cancelling") < err.index("viddiff: interrupted")
+    with Cache(cache) as opened:
+        assert opened.stats().get("clip_image", {"entries": 0})["entries"] == 0, opened.stats()
 
 
 def test_ctrl_c_of_other_commands_is_short() -> None:

@@ -38,6 +38,7 @@ from tqdm.auto import tqdm
 from viddiff.backends.clip_int8 import quantize_image_tower
 from viddiff.backends.cpu import configure_torch_threads
 from viddiff.backends.embedders import EmbedStats
+from viddiff.backends.stopping import raise_if_stopped
 from viddiff.cache import Cache, hash_key
 from viddiff.config import ClipConfig, ConfigError
 from viddiff.errors import ModelLoadError, ViddiffError
@@ -320,6 +321,7 @@ class ClipEmbedder:
         loaded = self._model()
         out = []
         for start in _batches(len(frames), self.cfg.batch_size, "CLIP frames"):
+            raise_if_stopped()
             chunk = frames[start : start + self.cfg.batch_size]
             pixels = torch.stack([loaded.preprocess(Image.fromarray(f)) for f in chunk])
             pixels = pixels.to(self.device, dtype=loaded.input_dtype)
@@ -332,6 +334,7 @@ class ClipEmbedder:
         loaded = self._model()
         out = []
         for start in _batches(len(texts), self.cfg.batch_size, "CLIP texts"):
+            raise_if_stopped()
             tokens = loaded.tokenizer(texts[start : start + self.cfg.batch_size]).to(self.device)
             with torch.inference_mode():
                 features = loaded.model.encode_text(tokens)
