@@ -8,6 +8,7 @@ from viddiff.api import ComparisonResult, run_once, build_describe_sample, build
 from viddiff.config import config_from_args
 from viddiff.errors import ViddiffError
 from viddiff.report.compare import PairOutputs
+from viddiff.runs.cost_guard import dollars
 from viddiff.schema import Mode, StageUsage
 
 
@@ -67,7 +68,7 @@ def format_comparison(result: ComparisonResult) -> str:
     total = StageUsage()
     for usage in result.usage.values():
         total = total.add(usage)
-    cost = "unknown" if total.cost_usd is None else f"${total.cost_usd:.4f}"
+    cost = "unknown" if total.cost_usd is None else dollars(total.cost_usd)[0]
     lines.append(f"\n{total.calls} model calls ({total.cache_hits} cached), {total.images} images, est. cost {cost}")
     return "\n".join(lines)
 

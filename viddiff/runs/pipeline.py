@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from viddiff import benchmarks
 from viddiff.benchmarks.base import Benchmark
 from viddiff.config import Config
-from viddiff.runs.cost_guard import CostGuard, check_prices, total_cost
+from viddiff.runs.cost_guard import CostGuard, check_prices, dollars, total_cost
 from viddiff.data.dataset import Dataset
 from viddiff.errors import ViddiffError
 from viddiff.eval.report import METRICS_FILE, note_invalid_answers
@@ -291,7 +291,7 @@ def _run_locked(
 def _format_usage(usage: dict[str, StageUsage], n_samples: int) -> str:
     lines = ["stage        calls  cached  images  tokens(in/out)   est. cost"]
     for stage, u in sorted(usage.items()):
-        cost = "unknown" if u.cost_usd is None else f"${u.cost_usd:.4f}"
+        cost = "unknown" if u.cost_usd is None else dollars(u.cost_usd)[0]
         lines.append(
             f"{stage:<12} {u.calls:>5}  {u.cache_hits:>6}  {u.images:>6}  {u.prompt_tokens:>7}/{u.completion_tokens:<7}  {cost}"
         )
@@ -299,5 +299,5 @@ def _format_usage(usage: dict[str, StageUsage], n_samples: int) -> str:
     for u in usage.values():
         total = total.add(u)
     if n_samples and total.cost_usd is not None:
-        lines.append(f"per sample: ${total.cost_usd / n_samples:.4f}")
+        lines.append(f"per sample: {dollars(total.cost_usd / n_samples)[0]}")
     return "\n".join(lines)
