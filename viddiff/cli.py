@@ -324,17 +324,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    with console_session(debug=args.debug, quiet=args.quiet) as console:
+    with console_session(debug=args.debug, quiet=args.quiet):
         try:
             return int(_resolve(args.handler)(args) or 0)
         except ViddiffError as exc:
             if args.debug:
                 traceback.print_exc()
-            console.summarize_repeats()  # the last line a user sees is what went wrong
             print(f"viddiff: error: {exc}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
-            console.summarize_repeats()
             print(interrupted_message(args), file=sys.stderr)
             return 130
 
