@@ -82,6 +82,10 @@ class Benchmark(ABC):
         """Write a synthetic fixture in this benchmark's format under ``out``, read it back with the real
         loader, and return the lines that summarise it."""
 
+    def check_selection(self, dataset: Dataset, mode: Mode) -> None:
+        """Refuse a selection that ``mode`` cannot use (annotations only that mode needs are missing), before
+        any model call or scoring; the default accepts every selection."""
+
     # ------------------------------------------------------------------ predictions and scores
 
     @abstractmethod

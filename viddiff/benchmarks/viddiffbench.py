@@ -18,6 +18,7 @@ from viddiff.eval import report
 from viddiff.eval.closed import ClosedMetrics
 from viddiff.eval.open import OpenMetrics
 from viddiff.eval.runner import evaluate
+from viddiff.errors import DatasetError
 from viddiff.eval.tables import pct
 from viddiff.schema import Mode, Sample, SampleResult
 
@@ -92,7 +93,14 @@ class VidDiffBench(Benchmark):
                 )
         return out
 
+    def check_selection(self, dataset: Dataset, mode: Mode) -> None:
+        if mode == "open" and dataset.missing_n_diff:
+            raise DatasetError(
+                f"open mode needs N_diff, and {dataset.missing_n_diff} (closed mode does not use it)"
+            )
+
     def score(self, dataset: Dataset, predictions: Any, mode: Mode, cfg: Config, client: Any = None) -> Metrics:
+        self.check_selection(dataset, mode)
         return evaluate(dataset.samples, predictions, mode, cfg, client)
 
     def write_report(

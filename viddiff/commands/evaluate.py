@@ -23,6 +23,7 @@ def cli_eval(args: argparse.Namespace) -> int:
     benchmark = benchmarks.of(cfg)
     mode = benchmark.resolve_mode(args.mode)
     dataset = benchmark.load(cfg, args.split, fetch_videos=False)  # scoring reads only text
+    benchmark.check_selection(dataset, mode)
     predictions = Path(args.predictions)
     metrics = benchmark.score(dataset, predictions, mode, cfg)
     print(benchmark.format_table(metrics), end="")

@@ -179,6 +179,7 @@ def run_benchmark(
     benchmark = benchmarks.of(cfg)
     if dataset is None:
         dataset = benchmark.load(cfg, splits)
+    benchmark.check_selection(dataset, mode)
     out_dir = prepare_output_dir(output_dir)
     _refuse_linked_outputs(out_dir)
     variant_of = functools.partial(sanity_variant, swap_videos=cfg.run.swap_videos, same_video=cfg.run.same_video)
