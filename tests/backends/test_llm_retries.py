@@ -215,3 +215,31 @@ def test_a_text_request_refused_as_too_long_gets_a_text_hint_and_other_400s_none
         with pytest.raises(EndpointError) as info:
             _client(server).complete_text_sync(CALL, [user_message("q")], stage="differencer")
     assert "too large" not in str(info.value) and "max_side" not in str(info.value)
+
+
+# --- a host name that resolves nowhere is not retried (issue 22) ----------------------------------------------
+
+
+def test_a_host_name_that_cannot_be_resolved_fails_at_once_without_retries(caplog: pytest.LogCaptureFixture) -> None:
+    """``.invalid`` never resolves (RFC 2606); retrying a name lookup that failed before the host ever answered
+    only repeats the wait (six attempts, a log line each, for every request in flight)."""
+    url = "http://viddiff-no-such-host.invalid/v1"
+    client = ChatClient(EndpointsConfig(default=EndpointConfig(base_url=url), backoff_base_s=0.01, max_retries=5))
+    with caplog.at_level("INFO", logger="viddiff.backends.llm"), pytest.raises(EndpointError) as info:
+        client.complete_text_sync(CALL, [user_message("q")], stage="proposer")
+    assert info.value.fatal
+    assert str(info.value).startswith(
+        f"cannot reach {url}: its host name could not be resolved ("
+    ) and str(info.value).endswith(
+        "); check base_url and the network (offline, point endpoints.default.base_url at a local server)"
+    )
+    assert not [r for r in caplog.records if "retry" in r.getMessage()]
+
+
+def test_a_refused_connection_is_still_retried(caplog: pytest.LogCaptureFixture) -> None:
+    with FakeOpenAIServer(lambda req: "ok") as server:
+        url = server.base_url
+    client = ChatClient(EndpointsConfig(default=EndpointConfig(base_url=url), backoff_base_s=0.01, max_retries=2))
+    with caplog.at_level("INFO", logger="viddiff.backends.llm"), pytest.raises(EndpointError, match="3 attempts"):
+        client.complete_text_sync(CALL, [user_message("q")])
+    assert len([r for r in caplog.records if "retry" in r.getMessage()]) == 2
