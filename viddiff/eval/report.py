@@ -93,6 +93,12 @@ def note_invalid_answers(out_dir: Path, invalid: dict[str, list[str]], n_verdict
     write_text_atomic(report_path, markdown)
 
 
+def note_in_report(out_dir: Path, note: str) -> None:
+    """Put ``note`` (markdown) under the title of the ``report.md`` just written (e.g. the stand-in notice)."""
+    path = Path(out_dir) / REPORT_FILE
+    write_text_atomic(path, _under_title(path.read_text(encoding="utf-8"), note))
+
+
 def _under_title(markdown: str, note: str) -> str:
     title, _, rest = markdown.partition("\n")
     return f"{title}\n\n{note}\n{rest}"

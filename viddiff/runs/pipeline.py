@@ -24,7 +24,7 @@ from viddiff.config import Config
 from viddiff.runs.cost_guard import CostGuard, check_prices, dollars, total_cost
 from viddiff.data.dataset import Dataset
 from viddiff.errors import ViddiffError
-from viddiff.eval.report import METRICS_FILE, note_invalid_answers
+from viddiff.eval.report import METRICS_FILE, note_in_report, note_invalid_answers
 from viddiff.methods import Method, MethodFactory, check_mode, get_method
 from viddiff.runs.failures import ERRORS_FILE, FAILURES_FILE, FailureLog, SampleFailure
 from viddiff.runs.output_lock import LOCK_FILE, OutputDirLock
@@ -281,12 +281,25 @@ def _run_locked(
         note_invalid_answers(out_dir, invalid, n_verdicts)
     print(benchmark.format_table(metrics))
     print(_format_usage(usage, len(done)))
+    notice = _stand_in_notice(cfg, benchmark, mode, vd)
+    if notice:
+        print(notice)
+        note_in_report(out_dir, notice)
     outcome = RunOutcome(
         output_dir=str(out_dir), n_samples=len(dataset), n_failed=len(failures), metrics=metrics.model_dump(mode="json"),
         n_verdicts=n_verdicts, invalid_answers=invalid,
         incomplete_scores=benchmark.incomplete_scores(metrics, out_dir / METRICS_FILE),
     )
     return _Scored(outcome, metrics, done, failures)
+
+
+def _stand_in_notice(cfg: Config, benchmark: Benchmark, mode: Mode, vd: Method) -> str:
+    """What the HTML report's banner says, for the console: the models that answered were stand-ins."""
+    from viddiff.report.standins import stand_in_notice
+
+    roles = [*vd.model_calls().items(), *benchmark.judge_calls(cfg, mode)]
+    clip_used = getattr(vd, "clip_stats", lambda: None)() is not None
+    return stand_in_notice(cfg, roles, clip_used=clip_used)
 
 
 def _format_usage(usage: dict[str, StageUsage], n_samples: int) -> str:
