@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -76,6 +77,65 @@ def test_every_option_of_every_subcommand_says_its_default() -> None:
     assert not missing, "\n".join(missing)
     proc = subprocess.run([sys.executable, "-m", "viddiff.cli", "data", "synth", "--help"], capture_output=True, text=True)
     assert "(default: 12)" in proc.stdout and "(default: 0)" in proc.stdout  # as rendered
+
+
+def _leaf_commands() -> list[tuple[str, argparse.ArgumentParser]]:
+    """Every command a user runs (``viddiff run``, ``viddiff data synth``, ...), not the groups above them."""
+    out = []
+    for path, parser in all_parsers(build_parser()):
+        has_sub = any(isinstance(a, argparse._SubParsersAction) for a in parser._actions)
+        if path != "viddiff" and not has_sub:
+            out.append((path, parser))
+    return out
+
+
+def test_every_command_help_has_a_description_and_examples_that_parse() -> None:
+    """Issue 22: `viddiff run --help` showed the options only. Each page now says what the command does and
+    shows examples, and every example is a command line this parser accepts."""
+    import shlex
+
+    problems = []
+    commands = _leaf_commands()
+    assert {"viddiff run", "viddiff compare", "viddiff eval", "viddiff cache clear"} <= {p for p, _ in commands}
+    for path, parser in commands:
+        text = parser.format_help()
+        if not parser.description:
+            problems.append(f"{path}: no description")
+        examples = [line.strip() for line in (parser.epilog or "").splitlines() if line.strip().startswith("viddiff ")]
+        if not (parser.epilog or "").startswith("examples:") or not examples:
+            problems.append(f"{path}: no examples")
+        for example in examples:
+            argv = shlex.split(example.split("  #")[0])[1:]
+            if not " ".join(["viddiff", *argv]).startswith(path):
+                problems.append(f"{path}: example of another command: {example}")
+            try:
+                build_parser().parse_args(argv)
+            except SystemExit:
+                problems.append(f"{path}: example does not parse: {example}")
+        if "examples:\n  viddiff" not in text:
+            problems.append(f"{path}: examples not shown as written")
+    assert not problems, "\n".join(problems)
+
+
+def test_defaults_taken_from_the_config_show_their_value() -> None:
+    """An option whose default is a config key says the key's built-in value too ("data.default_fps, i.e. 8")."""
+    from viddiff.config import Config
+
+    cfg = Config()
+    sections = "|".join(type(cfg).model_fields)
+    key = re.compile(rf"(?<!--set )\b(?:{sections})\.[a-z_]+(?:\.[a-z_]+)*\b(?!, i\.e\. )")
+    bare = []
+    for path, parser in all_parsers(build_parser()):
+        for action in parser._actions:
+            text = action.help or ""
+            if "default" in text and key.search(text):
+                bare.append(f"{path} {'/'.join(action.option_strings)}: {text}")
+    assert not bare, "\n".join(bare)
+    helps = {a.dest: a.help for a in dict(all_parsers(build_parser()))["viddiff compare"]._actions}
+    assert f"data.default_fps, i.e. {cfg.data.default_fps:g}" in helps["fps"]
+    assert f"proposer.describe_n_differences, i.e. {cfg.proposer.describe_n_differences}" in helps["n_differences"]
+    helps = {a.dest: a.help for a in dict(all_parsers(build_parser()))["viddiff audit"]._actions}
+    assert f"baseline.model, i.e. {cfg.baseline.model}" in helps["model"]
 
 
 @pytest.mark.parametrize(
