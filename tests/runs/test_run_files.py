@@ -154,3 +154,57 @@ def test_a_full_disk_mid_run_is_one_line_and_resumable(synth_dir, server, clean,
     subprocess.run(["cp", "-a", str(out), str(moved)], check=True)
     assert main([*_args(synth_dir, moved, server, tmp_path / "c.sqlite"), "--resume"]) == 0
     assert json.loads((moved / "predictions.json").read_text()) == json.loads((clean / "predictions.json").read_text())
+
+
+# --- links in the output directory (issue 22): never write through them --------------------------------------
+
+
+@pytest.mark.parametrize("name", ["samples.jsonl", "failures.jsonl", LOCK_FILE, "report"])
+def test_a_fresh_run_refuses_a_dangling_link_and_writes_nothing_outside(synth_dir, server, tmp_path, capsys, name):
+    out, outside = tmp_path / "run", tmp_path / "elsewhere" / "target"
+    out.mkdir()
+    outside.parent.mkdir()
+    (out / name).symlink_to(outside)
+    capsys.readouterr()
+    extra = ["--report"] if name == "report" else []
+    assert main([*_args(synth_dir, out, server, tmp_path / "c.sqlite"), *extra]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert line == (
+        f"viddiff: error: {out / name} is a symbolic link (to {outside}); viddiff never writes through a link in "
+        "its output directory: remove the link, or choose another --output"
+    )
+    assert list(outside.parent.iterdir()) == []
+    assert not (out / "config.yaml").exists()  # refused before anything was written
+
+
+def test_resume_refuses_a_linked_results_file_and_leaves_its_target_alone(synth_dir, server, clean, tmp_path, capsys):
+    out = tmp_path / "run"
+    subprocess.run(["cp", "-a", str(clean), str(out)], check=True)
+    target = tmp_path / "kept-elsewhere.jsonl"
+    (out / "samples.jsonl").rename(target)
+    lines = target.read_bytes().splitlines(keepends=True)
+    target.write_bytes(b"".join(lines[:1]))  # one sample missing: a resume would append to the target
+    (out / "samples.jsonl").symlink_to(target)
+    before = target.read_bytes()
+    capsys.readouterr()
+    assert main([*_args(synth_dir, out, server, tmp_path / "c.sqlite"), "--resume"]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert line.startswith(f"viddiff: error: {out / 'samples.jsonl'} is a symbolic link (to {target})")
+    assert target.read_bytes() == before
+
+
+def test_appending_to_a_results_log_never_follows_a_link(tmp_path):
+    """The guard at the appends themselves, for a link made after the run's start check."""
+    target = tmp_path / "target.jsonl"
+    target.write_bytes(b"")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "samples.jsonl").symlink_to(target)
+    store = ResultsStore(tmp_path / "out")
+    from viddiff.errors import OutputError
+    from viddiff.schema import SampleResult
+
+    with pytest.raises(OutputError, match="is a symbolic link"):
+        store.append(SampleResult(sample_key="s", index=0, mode="closed"))
+    with pytest.raises(OutputError, match="is a symbolic link"):
+        store.load()
+    assert target.read_bytes() == b""

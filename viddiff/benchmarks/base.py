@@ -108,6 +108,10 @@ class Benchmark(ABC):
         """Write a synthetic fixture in this benchmark's format under ``out``, read it back with the real
         loader, and return the lines that summarise it."""
 
+    def check_selection(self, dataset: Dataset, mode: Mode) -> None:
+        """Refuse a selection that ``mode`` cannot use (annotations only that mode needs are missing), before
+        any model call or scoring; the default accepts every selection."""
+
     # ------------------------------------------------------------------ predictions and scores
 
     @abstractmethod
@@ -136,6 +140,11 @@ class Benchmark(ABC):
         failed_samples: Sequence[str] = (),
     ) -> None:
         """Write ``metrics.json``, :attr:`records_file` and ``report.md`` into ``out_dir``."""
+
+    def incomplete_scores(self, metrics: BaseModel, metrics_file: Path) -> str:
+        """Why ``metrics`` are not a complete score (e.g. judge answers that stayed invalid), as the last line
+        a command prints before it exits 1; ``""`` when they are complete. ``metrics_file``: where they went."""
+        return ""
 
     @abstractmethod
     def format_table(self, metrics: BaseModel) -> str:

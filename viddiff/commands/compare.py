@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from viddiff.api import ComparisonResult, run_once, build_describe_sample, build_sample, to_comparison
 from viddiff.config import config_from_args
 from viddiff.errors import ViddiffError
+from viddiff.localizer.localize import needs_clip
 from viddiff.report.compare import PairOutputs
+from viddiff.report.standins import model_roles, stand_in_notice
+from viddiff.runs.cost_guard import dollars
 from viddiff.schema import Mode, StageUsage
 
 
@@ -50,6 +54,12 @@ def cli_compare(args: argparse.Namespace) -> int:
         print(result.model_dump_json(indent=2))
     else:
         print(result.description if mode == "describe" else format_comparison(result))
+    proposal = run.result.proposal
+    clip_used = proposal is not None and needs_clip(cfg.localizer.method, proposal)
+    notice = stand_in_notice(cfg, model_roles(cfg), clip_used=clip_used)
+    if notice:
+        # beside the table; on stderr when stdout is the product itself (JSON, a description)
+        print(notice, file=sys.stderr if args.json or mode == "describe" else sys.stdout)
     return 0
 
 
@@ -67,7 +77,7 @@ def format_comparison(result: ComparisonResult) -> str:
     total = StageUsage()
     for usage in result.usage.values():
         total = total.add(usage)
-    cost = "unknown" if total.cost_usd is None else f"${total.cost_usd:.4f}"
+    cost = "unknown" if total.cost_usd is None else dollars(total.cost_usd)[0]
     lines.append(f"\n{total.calls} model calls ({total.cache_hits} cached), {total.images} images, est. cost {cost}")
     return "\n".join(lines)
 

@@ -38,7 +38,8 @@ def cli_baseline(args: argparse.Namespace) -> int:
 
 
 def run_method(cfg: Config, args: argparse.Namespace, method: MethodFactory, default_output: Path) -> int:
-    """The shared tail of ``run`` and ``baseline``: run, report, exit code (1 when samples failed)."""
+    """The shared tail of ``run`` and ``baseline``: run, report, exit code (1 when samples failed, answers stayed
+    invalid or the scores are incomplete)."""
     if cfg.run.swap_videos and cfg.run.same_video:
         raise ViddiffError("--swap-videos and --same-video are exclusive")
     if (cfg.run.swap_videos or cfg.run.same_video) and args.mode in VIDEO_TASK_MODES:
@@ -61,5 +62,8 @@ def run_method(cfg: Config, args: argparse.Namespace, method: MethodFactory, def
             f"viddiff: {outcome.n_failed} of {outcome.n_samples} samples failed (see {outcome.output_dir}/errors.json); "
             "fix the cause and re-run with --resume"
         )
-        return 1
-    return 0
+    if outcome.invalid_answers:
+        print(outcome.invalid_answers_line())
+    if outcome.incomplete_scores:
+        print(f"viddiff: {outcome.incomplete_scores}")
+    return 1 if outcome.n_failed or outcome.invalid_answers or outcome.incomplete_scores else 0

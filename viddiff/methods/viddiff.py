@@ -18,6 +18,7 @@ from typing import Optional
 
 from viddiff.backends.chat import ChatModel
 from viddiff.backends.llm import ChatClient, UsageMeter
+from viddiff.backends.stopping import raise_if_stopped, run_stoppable
 from viddiff.cache import Cache, open_cache
 from viddiff.config import Config, ModelCallConfig
 from viddiff.differencer import Differencer
@@ -193,6 +194,7 @@ class VidDiffMethod:
 
         def localize():
             with self._clip_lock:
+                raise_if_stopped()  # cancelled while another sample held the lock
                 return localizer.localize(
                     proposal,
                     videos[0],
@@ -202,7 +204,7 @@ class VidDiffMethod:
                     sample_key=sample.sample_key,
                 )
 
-        localization = await asyncio.to_thread(localize)
+        localization = await run_stoppable(localize)  # a cancelled sample stops its CLIP work after one batch
         _notify(on_stage, "localizer")
         by_key = {k.key: k for k in localization.keyframes}
 

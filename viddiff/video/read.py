@@ -19,8 +19,10 @@ start frame is time 0 of the sampled sequence and its frames keep their own time
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import math
+import threading
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +60,35 @@ __all__ = [
     "read_video", "read_video_ref", "read_videos", "resolve_trim", "scaled_size",
 ]
 BACKENDS = ("auto", "decord", "pyav")
+
+
+class _SaidForPair:
+    """Messages already logged while reading one pair; both videos' reader threads share it."""
+
+    def __init__(self) -> None:
+        self._said: set[str] = set()
+        self._lock = threading.Lock()
+
+    def first(self, message: str) -> bool:
+        with self._lock:
+            if message in self._said:
+                return False
+            self._said.add(message)
+            return True
+
+
+_SAID_FOR_PAIR: contextvars.ContextVar[Optional[_SaidForPair]] = contextvars.ContextVar(
+    "viddiff_said_for_pair", default=None
+)
+
+
+def _log_per_video(level: int, message: str, *args: object) -> None:
+    """A message that comes up for each video the same way: once per pair (:func:`read_pair`), and once per run
+    on the ``viddiff`` console (``ONCE_PER_RUN``)."""
+    said = _SAID_FOR_PAIR.get()
+    if said is not None and not said.first(message % args):
+        return
+    logger.log(level, message, *args, extra=ONCE_PER_RUN)
 _FPS_TOLERANCE = 0.01  # relative disagreement between caller and container fps that is reported
 _STRIDE_TOLERANCE = 1e-6
 
@@ -140,14 +171,14 @@ def compute_stride(fps_original: float, target_fps: Optional[float]) -> int:
     ratio = fps_original / target_fps
     stride = max(1, math.floor(ratio + 0.5))
     if target_fps > fps_original:
-        logger.warning(
-            "target fps %g exceeds the video's %g fps; using every frame (%g fps)",
-            target_fps, fps_original, fps_original, extra=ONCE_PER_RUN,
+        _log_per_video(
+            logging.WARNING, "target fps %g exceeds the video's %g fps; using every frame (%g fps)",
+            target_fps, fps_original, fps_original,
         )
     elif abs(ratio - round(ratio)) > _STRIDE_TOLERANCE:
-        logger.warning(
-            "target fps %g is not an integer divisor of %g fps; using stride %d (%g fps)",
-            target_fps, fps_original, stride, fps_original / stride, extra=ONCE_PER_RUN,
+        _log_per_video(
+            logging.WARNING, "target fps %g is not an integer divisor of %g fps; using stride %d (%g fps)",
+            target_fps, fps_original, stride, fps_original / stride,
         )
     return stride
 
@@ -273,10 +304,9 @@ def _plan(
     trimmed = times_s[start:end]
     positions = nearest_to_grid(trimmed, target_fps)
     frame_times = trimmed[positions] - trimmed[0]
-    logger.info(
-        "variable frame rate: frames sampled by presentation time, nearest to every %s",
+    _log_per_video(
+        logging.INFO, "variable frame rate: frames sampled by presentation time, nearest to every %s",
         "frame" if target_fps is None else f"{1 / target_fps:.3g} s",
-        extra=ONCE_PER_RUN,
     )
     sampled_fps = mean_rate(frame_times) or target_fps or fps
     return _Plan(start + positions, start, end, sampled_fps, fps, None, frame_times)
@@ -463,7 +493,8 @@ def read_video_ref(
 async def read_pair(
     refs: tuple["VideoRef", "VideoRef"], target_fps: Optional[float], max_side: Optional[int] = None, backend: str = "auto"
 ) -> tuple[VideoFrames, VideoFrames]:
-    """Both videos of a sample, decoded in worker threads; a pair of one video (the same-video check) is read once."""
+    """Both videos of a sample, decoded in worker threads; a pair of one video (the same-video check) is read once.
+    A warning that concerns both videos alike (the inexact fps stride) is said once for the pair."""
     a, b = await read_videos(refs, target_fps, max_side, backend)
     return a, b
 
@@ -476,7 +507,8 @@ async def read_videos(
     count: Optional[int] = None,
 ) -> tuple[VideoFrames, ...]:
     """The videos of a sample (one for a single-video task, two for a pair), each read once, in worker threads;
-    ``count``: exactly that many frames of each (see :func:`read_video`)."""
+    ``count``: exactly that many frames of each (see :func:`read_video`). A warning that concerns all of them
+    alike (the inexact fps stride) is said once for the sample."""
     import asyncio
 
     def read(ref: "VideoRef") -> VideoFrames:
@@ -486,5 +518,9 @@ async def read_videos(
     for ref in refs:
         if ref not in distinct:
             distinct.append(ref)
-    frames = await asyncio.gather(*(asyncio.to_thread(read, ref) for ref in distinct))
+    token = _SAID_FOR_PAIR.set(_SaidForPair())  # this task's context; the reader threads get copies of it
+    try:
+        frames = await asyncio.gather(*(asyncio.to_thread(read, ref) for ref in distinct))
+    finally:
+        _SAID_FOR_PAIR.reset(token)
     return tuple(frames[distinct.index(ref)] for ref in refs)
