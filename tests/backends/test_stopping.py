@@ -7,7 +7,6 @@ import contextlib
 import threading
 
 import numpy as np
-import pytest
 
 from viddiff.backends.clip import ClipEmbedder
 from viddiff.backends.stopping import StopRequested, raise_if_stopped, run_stoppable
