@@ -32,7 +32,7 @@ REASONS = {
 REASON_PRIORITY = (NOT_ESTIMATED, NO_PERSON, OUT_OF_FRAME, LOW_CONFIDENCE, SIDE_VIEW)
 MIN_WIDTH_RATIO = 0.25
 """A hip or shoulder width under this share of the torso length means a side view: widths are then gaps."""
-SWAP_PENALTY = 0.15
+SWAP_PENALTY = 0.5
 """Cost (mean joint displacement, in torso lengths) of relabelling one frame's sides: a relabelling must
 explain the motion better than this to be made, so noise never flips sides."""
 
