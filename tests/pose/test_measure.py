@@ -112,7 +112,7 @@ def test_keyframe_points_carry_the_value_and_the_pose() -> None:
     evidence = measure("0", spec(), a, video(SQUAT_B), STAGES, estimator="f")
     point, outside = evidence.keyframes_a
     assert point.value == pytest.approx(88.0) and point.pose_frame_index == 18 and point.stage_time == pytest.approx(2.25)
-    assert len(point.keypoints) == 17 and all(k is not None for k in point.keypoints)
+    assert len(point.keypoints) == 17 and all(k is not None and 0 < k[0] < 1 and 0 < k[1] < 1 for k in point.keypoints)
     assert outside.value is None and outside.pose_frame_index is None  # 2.0 s is past the last pose frame
     assert evidence.keyframes_b == []
 

@@ -19,7 +19,9 @@ def cli_run(args: argparse.Namespace) -> int:
     if updates:
         cfg = cfg.model_copy(update={"run": cfg.run.model_copy(update=updates)})
     stem = benchmarks.of(cfg).output_stem(args.split)
-    return run_method(cfg, args, get_method("viddiff"), Path(f"runs/{stem}-{args.mode}"))
+    method = getattr(args, "method", None) or "viddiff"
+    prefix = "" if method == "viddiff" else f"{method}-"
+    return run_method(cfg, args, get_method(method), Path(f"runs/{prefix}{stem}-{args.mode}"))
 
 
 def cli_baseline(args: argparse.Namespace) -> int:

@@ -36,6 +36,7 @@ def build_prompt(
     seconds_between_frames: float | None,
     options: str,
     frame_times_s: tuple[Sequence[float], Sequence[float]] | None = None,
+    measured: str | None = None,
 ) -> str:
     """Text placed before the images; says which images belong to which video and when they were shown.
 
@@ -60,10 +61,17 @@ def build_prompt(
     scene = "Two videos are compared."  # pairs without an action description
     if action.strip():
         scene = f'Two videos show people performing this action: "{action}".'
+    context = ""
+    if measured:
+        context = (
+            f"Measured from an automatic body-pose estimate of both videos (it can be wrong; weigh it with what "
+            f"the frames show): {measured}.\n"
+        )
     return (
         f"{scene}\n"
         f"{layout}\n\n"
         f'Statement: "{statement}"\n'
+        f"{context}"
         f"Which video is the statement more true of? {_OPTIONS[options]}\n"
         'Answer as JSON: {"answer_detailed": "<your reasoning about what the frames show>", '
         f'"answer": {letters}}}'

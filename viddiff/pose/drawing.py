@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 import numpy as np
 
@@ -21,25 +21,27 @@ def draw_skeleton(
     keypoints: Sequence[Optional[Sequence[float]]],
     *,
     min_confidence: float = 0.0,
-    scale: float = 1.0,
+    scale: Union[float, tuple[float, float]] = 1.0,
 ) -> np.ndarray:
     """A copy of ``frame`` (H, W, 3 uint8 RGB) with bones and joints drawn.
 
     ``keypoints``: per joint of :data:`JOINTS`, ``(x, y, confidence)`` or ``None``; joints below
-    ``min_confidence`` are left out. ``scale`` maps keypoint pixels onto this frame's pixels (a resized frame).
+    ``min_confidence`` are left out. ``scale`` maps keypoint units onto this frame's pixels: 1 for pixels of
+    this frame, ``(width, height)`` for fractions of it (as evidence stores them).
     """
     from PIL import Image, ImageDraw
 
     image = Image.fromarray(np.ascontiguousarray(frame))
     draw = ImageDraw.Draw(image)
     size = max(2, round(max(image.size) / 200))
+    sx, sy = (scale, scale) if isinstance(scale, (int, float)) else scale
     points: dict[str, tuple[float, float]] = {}
     for name, point in zip(JOINTS, keypoints):
         if point is None or not np.isfinite(point[0]) or not np.isfinite(point[1]):
             continue
         if len(point) > 2 and point[2] < min_confidence:
             continue
-        points[name] = (float(point[0]) * scale, float(point[1]) * scale)
+        points[name] = (float(point[0]) * sx, float(point[1]) * sy)
     for a, b in BONES:
         if a in points and b in points:
             colour = _colour(a) if _colour(a) == _colour(b) else CENTRE

@@ -67,6 +67,9 @@ class Kinematics:
     """Series name → (T,) reason code of each gap (``OK`` where there is a value); see :data:`REASONS`."""
     swapped: np.ndarray
     """(T, 2) frames whose arms (column 0) or legs (column 1) were relabelled left↔right."""
+    width: int = 0
+    height: int = 0
+    """Size of the frames the positions are in (pixels)."""
 
 
 def compute_kinematics(
@@ -101,7 +104,7 @@ def compute_kinematics(
     values, reasons = derive(clean, joint_reasons, np.asarray(times_s, dtype=np.float64))
     return Kinematics(
         times_s=np.asarray(times_s, dtype=np.float64), frame_indices=np.asarray(frame_indices), xy=clean,
-        confidence=confidence, values=values, reasons=reasons, swapped=swapped,
+        confidence=confidence, values=values, reasons=reasons, swapped=swapped, width=width, height=height,
     )
 
 

@@ -229,8 +229,10 @@ def _points(video: VideoMeasures, values: np.ndarray) -> list[EvidencePoint]:
                 value = values[nearest]
                 point.value = round(float(value), _DIGITS) if np.isfinite(value) else None
                 point.pose_frame_index = int(kin.frame_indices[nearest])
+                size = (max(kin.width, 1), max(kin.height, 1))
                 point.keypoints = [
-                    (round(float(x), 2), round(float(y), 2), round(float(c), 3)) if np.isfinite(x) and np.isfinite(y) else None
+                    (round(float(x) / size[0], 5), round(float(y) / size[1], 5), round(float(c), 3))
+                    if np.isfinite(x) and np.isfinite(y) else None
                     for (x, y), c in zip(kin.xy[nearest], kin.confidence[nearest])
                 ]
         points.append(point)
