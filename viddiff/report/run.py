@@ -76,7 +76,7 @@ def write_run_outputs(
         if not report and not drawable:
             continue
         shown = variant(sample)
-        videos, notes = _read_videos(shown, cfg)
+        videos, notes = _read_videos(shown, cfg, result.method)
         if visuals and drawable and videos is not None:
             from viddiff.report.figures import save_sample_visuals
 
@@ -113,9 +113,12 @@ def _key(item: tuple[int, Sample]) -> tuple[int, str]:
     return item[0], item[1].sample_key
 
 
-def _read_videos(sample: Sample, cfg: Config) -> tuple[Optional[tuple[VideoFrames, VideoFrames]], list[str]]:
-    """Both videos at the fps the method used; a video that became unreadable leaves the page without frames."""
-    fps = cfg.data.fps_for(sample.domain)
+def _read_videos(
+    sample: Sample, cfg: Config, method: str = "viddiff"
+) -> tuple[Optional[tuple[VideoFrames, VideoFrames]], list[str]]:
+    """Both videos at the fps the method used (the ``pose`` method's is ``pose.fps`` when set); a video that
+    became unreadable leaves the page without frames."""
+    fps = cfg.pose.fps if method == "pose" and cfg.pose.fps else cfg.data.fps_for(sample.domain)
     try:
         videos = tuple(read_video_ref(ref, fps, cfg.data.max_side, cfg.data.video_backend) for ref in sample.videos)
     except VideoError as exc:
