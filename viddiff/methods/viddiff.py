@@ -208,7 +208,9 @@ class VidDiffMethod:
         localization = await asyncio.to_thread(localize)
         _notify(on_stage, "localizer")
         by_key = {k.key: k for k in localization.keyframes}
-        evidence, measured = await self._evidence(sample, proposal, localization, videos, meter)
+        # Measured context for the prompts must come first; evidence only for the results runs beside the judging.
+        measuring = self._evidence(sample, proposal, localization, videos, meter)
+        evidence, measured = await measuring if self.config.differencer.pose_evidence else ([], {})
 
         async def judge(diff: Difference):
             kf = by_key[diff.key]
@@ -225,7 +227,10 @@ class VidDiffMethod:
                 measured=measured.get(diff.key),
             )
 
-        predictions = list(await asyncio.gather(*(judge(d) for d in proposal.differences)))
+        if self.config.differencer.pose_evidence:
+            predictions = list(await asyncio.gather(*(judge(d) for d in proposal.differences)))
+        else:
+            (evidence, _), *predictions = await asyncio.gather(measuring, *(judge(d) for d in proposal.differences))
         _notify(on_stage, "differencer")
         notes = proposal.notes + localization.notes + _frame_rate_notes(videos)
         description = None
