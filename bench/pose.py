@@ -2,7 +2,7 @@
 `viddiff compare` with the fast CPU preset.
 
 Part 1 runs each estimator that can run here on every frame of real clips (the two Pose2Sim clips in
-tests/data/pose2sim, plus any given with --clips) at their full 1080x1920 size: milliseconds per frame
+tests/data/pose2sim, plus any given with --clips) at their full size: milliseconds per frame
 (estimation only; decoding excluded), the share of frames with a person, and the model files' size. The last
 column is the speed against BlazePose's legacy tracking mode, measured in the same run. RTMPose (rtmlib) runs
 only with local ONNX files (--rtmpose-det, --rtmpose-pose): its weights cannot be downloaded here.
@@ -38,7 +38,7 @@ from viddiff.pose.estimators import PoseEstimator, build_pose_estimator
 from viddiff.testing.fake_openai import FakeOpenAIServer
 from viddiff.testing.pose_models import write_blazepose_task
 from viddiff.testing.responders import ScriptedModel
-from viddiff.video import read_video
+from viddiff.video import probe_video, read_video
 from viddiff.video.write import write_video
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,8 +88,10 @@ def part_one(clips: list[Path], task: Path, det: Optional[str], pose: Optional[s
     if det and pose:
         estimators.append(("rtmpose (your ONNX files)", PoseConfig(
             estimator="rtmpose", rtmpose={"det_model": det, "pose_model": pose, "pose_input_size": [192, 256]})))
-    n_frames = sum(read_video(c).frames.shape[0] for c in clips)
-    print(f"Part 1: every frame of {len(clips)} real clips ({n_frames} frames, 1080x1920), estimation only, CPU, {os.cpu_count()} cores")
+    infos = [probe_video(c) for c in clips]
+    sizes = ", ".join(sorted({f"{i.width}x{i.height}" for i in infos}))
+    print(f"Part 1: every frame of {len(clips)} real clips ({sum(i.n_frames for i in infos)} frames, {sizes}), "
+          f"estimation only, CPU, {os.cpu_count()} cores")
     print(f"{'estimator':<40} {'ms/frame':>9} {'detected':>9} {'model MB':>9} {'vs default':>11}")
     baseline = None
     for label, cfg in estimators:
