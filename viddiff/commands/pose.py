@@ -29,7 +29,7 @@ DEFAULT_FPS = 30.0
 def cli_pose(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     pose = cfg.pose
-    fps = args.fps or pose.fps or DEFAULT_FPS
+    fps = args.fps if args.fps is not None else (pose.fps or DEFAULT_FPS)
     if fps <= 0:
         raise ViddiffError(f"--fps must be positive, got {fps}")
     out = ensure_writable_dir(Path(args.out).expanduser(), "--out")
