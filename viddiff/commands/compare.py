@@ -9,6 +9,7 @@ from viddiff.api import ComparisonResult, run_once, build_describe_sample, build
 from viddiff.config import config_from_args
 from viddiff.errors import ViddiffError
 from viddiff.localizer.localize import needs_clip
+from viddiff.pose.measure import describe_evidence
 from viddiff.report.compare import PairOutputs
 from viddiff.report.standins import model_roles, stand_in_notice
 from viddiff.runs.cost_guard import dollars
@@ -35,6 +36,8 @@ def check_compare_flags(args: argparse.Namespace) -> None:
 def cli_compare(args: argparse.Namespace) -> int:
     check_compare_flags(args)
     cfg = config_from_args(args)
+    if getattr(args, "pose", False):
+        cfg = cfg.model_copy(update={"pose": cfg.pose.model_copy(update={"evidence": True})})
     if args.describe:
         if args.difference:
             raise ViddiffError("--describe proposes its own differences; drop --difference")
@@ -72,6 +75,8 @@ def format_comparison(result: ComparisonResult) -> str:
     for d in result.differences:
         times = f"{_fmt_times(d.times_a)} / {_fmt_times(d.times_b)}"
         lines.append(f"{d.description.ljust(width)}  {names[d.prediction]:<12}  {times}")
+        if d.evidence is not None:
+            lines.append(f"  measured: {describe_evidence(d.evidence)}")
     for note in result.notes:
         lines.append(f"note: {note}")
     total = StageUsage()

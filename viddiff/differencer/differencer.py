@@ -62,8 +62,12 @@ class Differencer:
         seconds_between_frames: Optional[float],
         meter: Optional[UsageMeter] = None,
         frame_times_s: Optional[tuple[Sequence[float], Sequence[float]]] = None,
+        measured: Optional[str] = None,
     ) -> Prediction:
-        """Ask ``n_votes`` times; the majority of the valid answers wins, ``None`` when there is none."""
+        """Ask ``n_votes`` times; the majority of the valid answers wins, ``None`` when there is none.
+
+        ``measured``: a body-pose measurement of this difference, given to the model as context
+        (``differencer.pose_evidence``)."""
         if not len(frames_a) or not len(frames_b):
             raise ViddiffError(
                 f"difference {difference.key!r}: need at least one frame of each video, "
@@ -79,6 +83,7 @@ class Differencer:
             options=self.cfg.options,
             frame_times_s=frame_times_s,
             style=self.cfg.prompt_style,
+            measured=measured,
         )
         messages = [
             system_message(prompts.system_prompt(action, self.cfg.prompt_style)),

@@ -47,6 +47,7 @@ def build_prompt(
     options: str,
     frame_times_s: tuple[Sequence[float], Sequence[float]] | None = None,
     style: str = "project",
+    measured: str | None = None,
 ) -> str:
     """Text placed before the images; says which images belong to which video and when they were shown.
 
@@ -55,8 +56,11 @@ def build_prompt(
     release's question (which video shows more of what the statement describes; the frames of a video are
     close together), in this project's words.
     """
+    context = _measured_context(measured)
     if style == "release":
-        return _release_prompt(action, statement, n_frames_a, n_frames_b, seconds_between_frames, options, frame_times_s)
+        return _release_prompt(
+            action, statement, n_frames_a, n_frames_b, seconds_between_frames, options, frame_times_s, context
+        )
     if n_frames_a == 1 and n_frames_b == 1:
         layout = "The first image is a frame from video A and the second image is a frame from video B."
     else:
@@ -79,6 +83,7 @@ def build_prompt(
         f"{scene}\n"
         f"{layout}\n\n"
         f'Statement: "{statement}"\n'
+        f"{context}"
         f"Which video is the statement more true of? {_OPTIONS[options]}\n"
         'Answer as JSON: {"answer_detailed": "<your reasoning about what the frames show>", '
         f'"answer": {letters}}}'
@@ -93,6 +98,7 @@ def _release_prompt(
     seconds_between_frames: float | None,
     options: str,
     frame_times_s: tuple[Sequence[float], Sequence[float]] | None,
+    context: str,
 ) -> str:
     if n_frames_a == 1 and n_frames_b == 1:
         layout = "The first image is from video A and the second from video B."
@@ -115,10 +121,21 @@ def _release_prompt(
     return (
         f"{scene}\n{layout}\n\n"
         f'Statement: "{statement}"\n'
+        f"{context}"
         f"Which video shows more of what the statement describes? {_RELEASE_OPTIONS[options]}\n"
         f"The answer must be {letters}. "
         'Answer as JSON: {"answer_detailed": "<your reasoning>", '
         f'"answer": {letters}}}'
+    )
+
+
+def _measured_context(measured: str | None) -> str:
+    """``differencer.pose_evidence``: the difference's measurement, as context the VLM may weigh (never a verdict)."""
+    if not measured:
+        return ""
+    return (
+        f"Measured from an automatic body-pose estimate of both videos (it can be wrong; weigh it with what "
+        f"the frames show): {measured}.\n"
     )
 
 

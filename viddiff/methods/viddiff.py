@@ -23,12 +23,14 @@ from viddiff.cache import Cache, open_cache
 from viddiff.config import Config, ModelCallConfig
 from viddiff.differencer import Differencer
 from viddiff.errors import ViddiffError
-from viddiff.localizer.localize import Localizer, needs_clip
+from viddiff.localizer.localize import Localization, Localizer, needs_clip
 from viddiff.localizer.oracle import annotations_for_mode
+from viddiff.methods.evidence import PoseEvidence
 from viddiff.methods.description import omitted_note, render_description
 from viddiff.proposer import Proposer
+from viddiff.pose.measure import describe_evidence
 from viddiff.proposer.seeding import proposal_seed
-from viddiff.schema import Difference, Mode, Proposal, Sample, SampleResult
+from viddiff.schema import Difference, Evidence, Mode, Proposal, Sample, SampleResult
 from viddiff.video import VideoFrames, read_pair
 
 log = logging.getLogger(__name__)
@@ -73,6 +75,7 @@ class VidDiffMethod:
         self._clip_lock = threading.Lock()
         self.proposer = Proposer(self.client, self.config.proposer)
         self.differencer = Differencer(self.client, self.config.differencer)
+        self.pose_evidence = PoseEvidence(self.config, self.client, self.cache)
         self._memo_futures: dict[tuple, asyncio.Future] = {}
         self._cpu_time_warned = False
 
@@ -207,6 +210,9 @@ class VidDiffMethod:
         localization = await run_stoppable(localize)  # a cancelled sample stops its CLIP work after one batch
         _notify(on_stage, "localizer")
         by_key = {k.key: k for k in localization.keyframes}
+        # Measured context for the prompts must come first; evidence only for the results runs beside the judging.
+        measuring = self._evidence(sample, proposal, localization, videos, meter)
+        evidence, measured = await measuring if self.config.differencer.pose_evidence else ([], {})
 
         async def judge(diff: Difference):
             kf = by_key[diff.key]
@@ -220,9 +226,13 @@ class VidDiffMethod:
                 seconds_between_frames=_seconds_between(kf.a.times_s, kf.b.times_s),
                 meter=meter,
                 frame_times_s=(kf.a.times_s, kf.b.times_s),
+                measured=measured.get(diff.key),
             )
 
-        predictions = list(await asyncio.gather(*(judge(d) for d in proposal.differences)))
+        if self.config.differencer.pose_evidence:
+            predictions = list(await asyncio.gather(*(judge(d) for d in proposal.differences)))
+        else:
+            (evidence, _), *predictions = await asyncio.gather(measuring, *(judge(d) for d in proposal.differences))
         _notify(on_stage, "differencer")
         notes = proposal.notes + localization.notes + _frame_rate_notes(videos)
         description = None
@@ -242,7 +252,25 @@ class VidDiffMethod:
             predictions=predictions,
             usage=meter.by_stage(),
             description=description,
+            evidence=evidence,
         )
+
+    async def _evidence(
+        self,
+        sample: Sample,
+        proposal: Proposal,
+        localization: Localization,
+        videos: tuple[VideoFrames, VideoFrames],
+        meter: UsageMeter,
+    ) -> tuple[list[Evidence], dict[str, str]]:
+        """Body-pose evidence (``pose.evidence`` / ``differencer.pose_evidence``; docs/pose.md), and the measured
+        context each difference's differencer prompt gets (only with ``differencer.pose_evidence``)."""
+        if not self.pose_evidence.wanted:
+            return [], {}
+        evidence = await self.pose_evidence.measure(sample, proposal, localization, videos, meter)
+        if not self.config.differencer.pose_evidence:
+            return evidence, {}
+        return evidence, {e.key: describe_evidence(e) for e in evidence}
 
     async def arun_pair(self, sample: Sample, mode: Mode, *, fps: Optional[float] = None) -> PairRun:
         """Read both videos and process the pair, keeping the frames and the full result (what a report needs)."""

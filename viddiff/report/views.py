@@ -114,6 +114,8 @@ class FrameView(_View):
     video: Literal["A", "B"]
     frame_index: int
     time_s: float
+    skeleton: bool = False
+    """The body pose measured at this frame is drawn on it."""
     src: Optional[str] = None
     """JPEG data URL (``None`` when the video could not be read at report time)."""
     width: int = 0
@@ -147,6 +149,64 @@ class GroundTruthView(_View):
     detail: str = ""
 
 
+class PlotLine(_View):
+    """One video's curve: SVG polyline point lists, split where the curve has gaps."""
+
+    video: Literal["A", "B"]
+    segments: list[str]
+
+
+class PlotMarker(_View):
+    """The quantity at one keyframe."""
+
+    video: Literal["A", "B"]
+    x: float
+    y: float
+    label: str
+
+
+class PlotTick(_View):
+    y: float
+    label: str
+
+
+class PlotStage(_View):
+    x0: float
+    x1: float
+    name: str
+    colour: str
+
+
+class EvidencePlot(_View):
+    """The measured quantity against stage-normalised time, A and B overlaid (SVG user units)."""
+
+    width: float
+    height: float
+    left: float
+    right: float
+    top: float
+    bottom: float
+    stages: list[PlotStage]
+    ticks: list[PlotTick]
+    lines: list[PlotLine]
+    markers: list[PlotMarker]
+    highlight: Optional[PlotStage] = None
+    """The stage the measurement summarises (``None``: the whole action)."""
+
+
+class EvidenceView(_View):
+    """A difference's body-pose measurement: the numbers, or why there are none, and its plot."""
+
+    label: str
+    measured: bool
+    value_a: str = ""
+    value_b: str = ""
+    reason: str = ""
+    estimator: str = ""
+    frames: str = ""
+    plot: Optional[EvidencePlot] = None
+
+
 class DifferenceView(_View):
     number: int
     key: str
@@ -161,6 +221,7 @@ class DifferenceView(_View):
     scope_note: Optional[str] = None
     rows: list[KeyframeRow] = Field(default_factory=list)
     ground_truth: list[GroundTruthView] = Field(default_factory=list)
+    evidence: Optional[EvidenceView] = None
 
 
 class MissedTruth(_View):

@@ -48,6 +48,21 @@ _REFINE_MARKERS = ("Remove the strings", "filter out")
 """Mark the two refinement prompts (``proposer.refinement``: ``keep_known``, ``wholesale``)."""
 _N_A = re.compile(r"the first (\d+) images", re.I)
 """How many of a baseline request's images are video A's, as its text says (both prompt styles)."""
+POSE_RULES: list[tuple[set[str], dict]] = [
+    ({"slower"}, {"quantity": "duration", "direction": "greater", "side": "none"}),
+    ({"faster", "hands"}, {"quantity": "speed", "body_part": "wrist", "statistic": "max", "direction": "greater"}),
+    ({"faster"}, {"quantity": "duration", "direction": "smaller", "side": "none"}),
+    ({"deeper"}, {"quantity": "knee_angle", "statistic": "min", "direction": "smaller"}),
+    ({"knees", "straighter"}, {"quantity": "knee_angle", "statistic": "mean", "direction": "greater"}),
+    ({"knee", "straighter"}, {"quantity": "knee_angle", "statistic": "mean", "direction": "greater"}),
+    ({"arms", "straighter"}, {"quantity": "elbow_angle", "statistic": "mean", "direction": "greater"}),
+    ({"leans"}, {"quantity": "trunk_lean", "statistic": "max", "direction": "greater", "side": "none"}),
+    ({"upright"}, {"quantity": "trunk_lean", "statistic": "mean", "direction": "smaller", "side": "none"}),
+    ({"stance", "wider"}, {"quantity": "stance_width", "statistic": "mean", "direction": "greater", "side": "none"}),
+    ({"hands", "higher"}, {"quantity": "wrist_height", "statistic": "max", "direction": "greater"}),
+    ({"hips", "lower"}, {"quantity": "hip_height", "statistic": "min", "direction": "smaller", "side": "none"}),
+]
+"""Keyword rules of the scripted body-pose mapping: the words a statement must contain → its measurement."""
 
 
 def _stable_bit(text: str) -> int:
@@ -119,6 +134,7 @@ class ScriptedModel:
                 ("differences in how this action could be performed", "DifferencesAnswer"),
                 ("candidate differences between the two videos", "DimensionDifferencesAnswer"),
                 ("list the ids of the differences", "LinksAnswer"),
+                ("choose the ONE measurement", "PoseMeasurementsAnswer"),
                 ('"answer_detailed"', "AnswerABC"),
                 ('"matches"', "MatchAnswer"),
                 ('"results"', "FlipAnswer"),
@@ -209,6 +225,23 @@ class ScriptedModel:
         stages = [s["name"] for s in _after(req.text, "Its stages:")["stages"]]
         names = [d["name"] for d in _after(req.text, "than of the other:").values()]
         return {name: [d for i, d in enumerate(names) if i % len(stages) == k] for k, name in enumerate(stages)}
+
+    def _answer_PoseMeasurementsAnswer(self, req: ChatRequest) -> dict:
+        """Body-pose mapping by keywords (:data:`POSE_RULES`): the first rule whose words all occur in the statement
+        gives its measurement, over the stage the statement names (else the whole action); no rule, none."""
+        stages = re.findall(r"^(\d+)\. ([^:\n]+)", req.text.split("Its stages, in order:", 1)[1].split("\n\n", 1)[0], re.M)
+        block = req.text.split("Differences (id: statement):", 1)[1].split("\n\nAnswer as JSON", 1)[0]
+        items = []
+        for key, statement in re.findall(r"^(\S+): (.*)$", block.strip(), flags=re.M):
+            words = _words(statement)
+            rule = next((r for needed, r in POSE_RULES if needed <= words), None)
+            if rule is None:
+                items.append({"id": key, "measurable": False})
+                continue
+            stage = next((int(n) for n, name in stages if name.lower() in statement.lower()), None)
+            side = "left" if "left" in words else "right" if "right" in words else rule.get("side", "both")
+            items.append({"id": key, "measurable": True, **rule, "side": side, "stage": stage})
+        return {"differences": items}
 
     # ----------------------------------------------------------------- visual answers
 
