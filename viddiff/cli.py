@@ -146,10 +146,11 @@ def _add_run(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPar
     run.add_argument("--mode", choices=MODES, help=MODE_HELP)
     run.add_argument(
         "--method", choices=method_names(),
-        help="viddiff (the method), pose (body-pose measurements alone, closed mode; docs/pose.md), baseline "
-        "(an LMM, model from baseline.model; `viddiff baseline` sets it), or a registered plug-in (default: the "
-        "benchmark's own: viddiff for VidDiffBench and ViDiC-1K, baseline for the single-video benchmarks); a method "
-        "that cannot answer the benchmark's task is refused, naming those that can",
+        help="viddiff (the method), pose (body-pose measurements alone, closed mode; see the Body pose page of the "
+        f"docs), baseline (an LMM: baseline.model, i.e. {Config().baseline.model}; `viddiff baseline --model` sets "
+        "it), or a registered plug-in (default: the benchmark's own: viddiff for VidDiffBench and ViDiC-1K, baseline "
+        "for the single-video benchmarks); a method that cannot answer the benchmark's task is refused, naming those "
+        "that can",
     )
     run.add_argument("--output", help="results directory (default: runs/<split>-<mode>)")
     run.add_argument("--resume", action="store_true", help=RESUME_HELP)
@@ -221,8 +222,8 @@ def _add_compare(sub: "argparse._SubParsersAction", flags: list[argparse.Argumen
     )
     cmp_.add_argument(
         "--pose", action="store_true",
-        help="also measure each difference from body pose (pose.evidence=true; needs the pose extra, docs/pose.md) "
-        "(default: off)",
+        help="also measure each difference from body pose (like --set pose.evidence=true; needs the pose extra; see the "
+        "Body pose page of the docs) (default: off)",
     )
     cmp_.add_argument("--json", action="store_true", help="print the result as JSON (default: off, a table)")
     cmp_.add_argument(
@@ -372,15 +373,30 @@ def _add_audit(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
 
 def _add_pose(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
     """viddiff pose: one video's keypoints and kinematics as CSV files."""
-    pose = sub.add_parser(
-        "pose", help="body pose of one video: keypoints.csv, angles.csv and an optional overlay video", parents=flags
+    pose = _command(
+        sub, "pose", flags,
+        help="body pose of one video: keypoints.csv, angles.csv and an optional overlay video",
+        description=(
+            "Estimate the body pose in every sampled frame of one video (pose.estimator: BlazePose by default,\n"
+            "offline with the pose extra) and write the files people take to a spreadsheet or a biomechanics\n"
+            "tool: keypoints.csv (x, y in upright pixels and a confidence per keypoint and frame) and angles.csv\n"
+            "(joint angles, trunk lean, widths and heights per frame, empty where the estimate is unsure)."
+        ),
+        examples=(
+            "viddiff pose squat.mp4 --out runs/pose-squat",
+            "viddiff pose squat.mp4 --out runs/pose-squat --overlay --fps 15",
+            "viddiff pose frames/ --out runs/pose-frames --fps-original 30",
+        ),
     )
     pose.add_argument("video", help="a video file or a directory of frame images")
     pose.add_argument("--out", required=True, metavar="DIR", help="directory to write the files to (required)")
     pose.add_argument(
         "--overlay", action="store_true", help="also write overlay.mp4: the frames with the skeleton drawn (default: off)"
     )
-    pose.add_argument("--fps", type=float, help="frames per second to estimate at (default: pose.fps, else 30)")
+    pose.add_argument(
+        "--fps", type=float,
+        help=f"frames per second to estimate at (default: pose.fps, i.e. {Config().pose.fps}, and 30 when that is unset)",
+    )
     pose.add_argument(
         "--fps-original", type=float, metavar="FPS",
         help="frame rate of an image directory; files carry their own (default: none)",
