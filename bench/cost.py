@@ -99,8 +99,7 @@ def judge_cost(requests: list[ChatRequest], prices: dict[str, ModelPrice]) -> fl
     tokens of each request as the server received it and of the answer the scripted model gives to it."""
     total = 0.0
     for request in requests:
-        schema = ((request.response_format or {}).get("json_schema") or {}).get("name")
-        if schema in JUDGE_SCHEMAS:
+        if ScriptedModel().kind(request) in JUDGE_SCHEMAS:  # paper.yaml asks json_object: told by wording
             answer = ScriptedModel()(request)
             cost = call_cost(prices, request.model, prompt_tokens(request.model, request.messages),
                              completion_tokens(request.model, answer))

@@ -4,7 +4,9 @@ for every option, hints in CLI words, what Ctrl-C says, `cache stats` layout."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -77,6 +79,65 @@ def test_every_option_of_every_subcommand_says_its_default() -> None:
     assert "(default: 12)" in proc.stdout and "(default: 0)" in proc.stdout  # as rendered
 
 
+def _leaf_commands() -> list[tuple[str, argparse.ArgumentParser]]:
+    """Every command a user runs (``viddiff run``, ``viddiff data synth``, ...), not the groups above them."""
+    out = []
+    for path, parser in all_parsers(build_parser()):
+        has_sub = any(isinstance(a, argparse._SubParsersAction) for a in parser._actions)
+        if path != "viddiff" and not has_sub:
+            out.append((path, parser))
+    return out
+
+
+def test_every_command_help_has_a_description_and_examples_that_parse() -> None:
+    """Issue 22: `viddiff run --help` showed the options only. Each page now says what the command does and
+    shows examples, and every example is a command line this parser accepts."""
+    import shlex
+
+    problems = []
+    commands = _leaf_commands()
+    assert {"viddiff run", "viddiff compare", "viddiff eval", "viddiff cache clear"} <= {p for p, _ in commands}
+    for path, parser in commands:
+        text = parser.format_help()
+        if not parser.description:
+            problems.append(f"{path}: no description")
+        examples = [line.strip() for line in (parser.epilog or "").splitlines() if line.strip().startswith("viddiff ")]
+        if not (parser.epilog or "").startswith("examples:") or not examples:
+            problems.append(f"{path}: no examples")
+        for example in examples:
+            argv = shlex.split(example.split("  #")[0])[1:]
+            if not " ".join(["viddiff", *argv]).startswith(path):
+                problems.append(f"{path}: example of another command: {example}")
+            try:
+                build_parser().parse_args(argv)
+            except SystemExit:
+                problems.append(f"{path}: example does not parse: {example}")
+        if "examples:\n  viddiff" not in text:
+            problems.append(f"{path}: examples not shown as written")
+    assert not problems, "\n".join(problems)
+
+
+def test_defaults_taken_from_the_config_show_their_value() -> None:
+    """An option whose default is a config key says the key's built-in value too ("data.default_fps, i.e. 8")."""
+    from viddiff.config import Config
+
+    cfg = Config()
+    sections = "|".join(type(cfg).model_fields)
+    key = re.compile(rf"(?<!--set )\b(?:{sections})\.[a-z_]+(?:\.[a-z_]+)*\b(?!, i\.e\. )")
+    bare = []
+    for path, parser in all_parsers(build_parser()):
+        for action in parser._actions:
+            text = action.help or ""
+            if "default" in text and key.search(text):
+                bare.append(f"{path} {'/'.join(action.option_strings)}: {text}")
+    assert not bare, "\n".join(bare)
+    helps = {a.dest: a.help for a in dict(all_parsers(build_parser()))["viddiff compare"]._actions}
+    assert f"data.default_fps, i.e. {cfg.data.default_fps:g}" in helps["fps"]
+    assert f"proposer.describe_n_differences, i.e. {cfg.proposer.describe_n_differences}" in helps["n_differences"]
+    helps = {a.dest: a.help for a in dict(all_parsers(build_parser()))["viddiff audit"]._actions}
+    assert f"baseline.model, i.e. {cfg.baseline.model}" in helps["model"]
+
+
 @pytest.mark.parametrize(
     ("extra", "words"),
     [
@@ -143,6 +204,57 @@ def test_ctrl_c_says_how_to_continue(synth_dir: Path, tmp_path: Path, monkeypatc
         resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=300)
         assert resumed.returncode == 0, resumed.stderr
         assert len(ResultsStore(out).load()) == 3
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_localisation_says_it_is_stopping_and_abandons_the_clip_work(
+    copy_dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22: SIGINT while CLIP embeds long videos. The run says at once that it is stopping, and the CLIP
+    work in flight ends after one batch: the cache holds no embedding of the videos' frames (they are stored
+    only when a video's frames are all embedded), where finishing the work would have stored all of them."""
+    import numpy as np
+
+    from viddiff.cache import Cache
+    from viddiff.video.write import write_video
+
+    rng = np.random.default_rng(0)
+    long_video = tmp_path / "dataset" / "long.mp4"
+    long_video.parent.mkdir()
+    write_video(long_video, [rng.integers(0, 255, (64, 64, 3), dtype=np.uint8) for _ in range(320)], 8)
+
+    def long_videos(rows: list[dict]) -> None:
+        for row in rows:
+            videos = json.loads(row["videos"])
+            row["videos"] = json.dumps([{**v, "path": str(long_video), "fps_original": 8, "frames_trim": None} for v in videos])
+
+    dataset = copy_dataset(long_videos)
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    cache = tmp_path / "c.sqlite"
+    with FakeOpenAIServer(ScriptedModel()) as server:
+        items = [*offline_overrides(server.base_url, str(cache)), "localizer.clip.model=ViT-B-32",
+                 "localizer.clip.arch_config=null", "data.default_fps=8", "data.fps_by_domain={}",
+                 "localizer.clip.batch_size=8"]
+        command = [sys.executable, "-m", "viddiff.cli", "run", "--dataset", str(dataset), "--mode", "closed",
+                   "--output", str(tmp_path / "run"), *[x for item in items for x in ("--set", item)]]
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines: list[str] = []
+        for line in proc.stderr:  # the model loads as localisation begins; CLIP then has 320 frames to embed
+            lines.append(line)
+            if "RANDOM weights" in line:
+                os.kill(proc.pid, signal.SIGINT)
+                break
+        _, rest = proc.communicate(timeout=240)
+    err = "".join(lines) + rest
+    assert proc.returncode == 130, err
+    stopping = [line for line in err.splitlines() if "stopping: cancelling" in line]
+    assert stopping == [
+        "WARNING viddiff.runs.sample_runner: stopping: cancelling 3 unfinished samples (finished samples are saved); "
+        "work in progress ends after its current step (one CLIP batch at most)"
+    ]
+    assert err.index("stopping: cancelling") < err.index("viddiff: interrupted")
+    with Cache(cache) as opened:
+        assert opened.stats().get("clip_image", {"entries": 0})["entries"] == 0, opened.stats()
 
 
 def test_ctrl_c_of_other_commands_is_short() -> None:

@@ -26,6 +26,44 @@ def test_paper_config_holds_the_released_settings():
     assert cfg.eval.judge.model == "gpt-4o-2024-08-06" and cfg.eval.flip.model == "gpt-4o-mini"
 
 
+def test_paper_config_holds_the_released_behaviours_and_the_defaults_keep_ours():
+    """Each behaviour in which the release and this project differ is a named value: paper.yaml sets the
+    release's (docs/faithfulness.md says why the defaults differ)."""
+    paper, ours = load_config(REPO / "configs" / "paper.yaml"), Config()
+    released = {
+        "endpoints.response_format": "json_object",
+        "endpoints.max_reasks": 0,
+        "localizer.clip.precision": "fp32",
+        "proposer.prompt_style": "release",
+        "differencer.prompt_style": "release",
+        "baseline.prompt_style": "release",
+        "proposer.enforce_counts": False,
+        "proposer.refinement": "wholesale",
+        "proposer.link_by": "name",
+        "localizer.viterbi_ties": "latest",
+        "localizer.score_floor": "replace_zeros",
+        "localizer.burst_step": "as_released",
+        "localizer.no_viterbi_window": "as_released",
+        "data.hf_repo": "viddiff/VidDiffBench_2",
+        "data.hf_split": "test",
+    }
+    for key, value in released.items():
+        node_paper, node_ours = paper, ours
+        for part in key.split("."):
+            node_paper, node_ours = getattr(node_paper, part), getattr(node_ours, part)
+        assert node_paper == value, key
+        if key != "data.hf_split":
+            assert node_ours != value, key
+
+
+def test_paper_clip_precision_is_fp32_on_a_gpu_where_auto_is_fp16():
+    from viddiff.backends.clip import resolve_precision
+
+    paper = load_config(REPO / "configs" / "paper.yaml").localizer.clip.precision
+    assert resolve_precision(paper, "cuda") == "fp32" and resolve_precision(paper, "cpu") == "fp32"
+    assert resolve_precision(Config().localizer.clip.precision, "cuda") == "fp16"
+
+
 def _departure_overrides() -> list[str]:
     """The ``key=value`` settings in the last column of the departures table (docs/faithfulness.md)."""
     page = (REPO / "docs" / "faithfulness.md").read_text(encoding="utf-8")

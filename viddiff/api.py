@@ -23,8 +23,8 @@ from viddiff.errors import VideoError, ViddiffError
 from viddiff.methods.events import Finished, Judged, Localized, Proposed, SampleEvent
 from viddiff.methods.viddiff import VidDiffMethod
 from viddiff.schema import (
-    Difference, Keyframes, Letter, Mode, Prediction, Proposal, Sample, SampleResult, Segmentation, Stage, StageUsage,
-    VideoRef,
+    Difference, Evidence, Keyframes, Letter, Mode, Prediction, Proposal, Sample, SampleResult, Segmentation, Stage,
+    StageUsage, VideoRef,
 )
 
 R = TypeVar("R")
@@ -48,6 +48,9 @@ class DifferenceResult(BaseModel):
     times_a: list[float] = Field(default_factory=list)
     times_b: list[float] = Field(default_factory=list)
     stages: list[str] = Field(default_factory=list)
+    evidence: Optional[Evidence] = None
+    """The body-pose measurement of this difference (``pose.evidence``; docs/pose.md): values in A and B with
+    their unit, stage and frames, or why it could not be measured. ``None`` where no measurement fits."""
 
 
 class ComparisonResult(BaseModel):
@@ -89,7 +92,9 @@ class SegmentationEvent(BaseModel):
 
 
 class VerdictEvent(BaseModel):
-    """One difference decided (in the order verdicts arrive); equal to its entry in the final result."""
+    """One difference decided (in the order verdicts arrive); equal to its entry in the final result, except
+    that with ``pose.evidence`` alone its ``evidence`` is left out: measured beside the judging, it comes with
+    the result (with ``differencer.pose_evidence`` it is measured first and included)."""
 
     type: Literal["verdict"] = "verdict"
     difference: DifferenceResult
@@ -134,7 +139,7 @@ class EventView:
             assert self._proposal is not None, "a verdict comes after the proposal"
             key = event.prediction.key
             return VerdictEvent(
-                difference=difference_result(event.prediction, self._proposal, self._keyframes.get(key))
+                difference=difference_result(event.prediction, self._proposal, self._keyframes.get(key), event.evidence)
             )
         return ResultEvent(result=to_comparison(event.result, self.action))
 
@@ -325,8 +330,11 @@ def _resolved_video_path(path: Union[str, Path], which: str) -> str:
         raise VideoError(f"{path}: cannot open video {which} ({exc}); check the path") from None
 
 
-def difference_result(pred: Prediction, proposal: Proposal, keyframes: Optional[Keyframes]) -> DifferenceResult:
-    """One verdict as apps see it: the statement, the letter, and where in each video it was judged."""
+def difference_result(
+    pred: Prediction, proposal: Proposal, keyframes: Optional[Keyframes], evidence: Optional[Evidence] = None
+) -> DifferenceResult:
+    """One verdict as apps see it: the statement, the letter, where in each video it was judged, and its
+    body-pose measurement if one was made."""
     d, k = {d.key: d for d in proposal.differences}[pred.key], keyframes
     return DifferenceResult(
         key=pred.key,
@@ -339,6 +347,7 @@ def difference_result(pred: Prediction, proposal: Proposal, keyframes: Optional[
         times_a=k.a.times_s if k else [],
         times_b=k.b.times_s if k else [],
         stages=_stage_names(proposal, pred.key),
+        evidence=evidence,
     )
 
 
@@ -348,7 +357,10 @@ def _stage_names(proposal: Proposal, key: str) -> list[str]:
 
 def to_comparison(result: SampleResult, action: str) -> ComparisonResult:
     kf = {k.key: k for k in result.keyframes}
-    diffs = [difference_result(pred, result.proposal, kf.get(pred.key)) for pred in result.predictions]
+    evidence = {e.key: e for e in result.evidence}
+    diffs = [
+        difference_result(pred, result.proposal, kf.get(pred.key), evidence.get(pred.key)) for pred in result.predictions
+    ]
     return ComparisonResult(
         action=action,
         mode=result.mode,

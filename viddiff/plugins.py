@@ -9,6 +9,7 @@ benchmark       :data:`BENCHMARKS`               ``--benchmark`` / ``data.benchm
 method          :data:`METHODS`                  ``--method``                             ``viddiff.methods``
 embedder        :data:`EMBEDDERS`                ``localizer.clip.backend``               ``viddiff.embedders``
 segmenter       :data:`SEGMENTERS`               ``localizer.method``                     ``viddiff.segmenters``
+pose estimator  :data:`POSE_ESTIMATORS`          ``pose.estimator``                       ``viddiff.pose_estimators``
 =============== ================================ ======================================== =========================
 
 They are declared here, at the bottom of the import graph, so the config can check a name against its table
@@ -32,7 +33,7 @@ import re
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Callable, Generic, Mapping, TypeVar, Union
 
-from viddiff.errors import ConfigError, EmbedderChoiceError, SegmenterChoiceError
+from viddiff.errors import ConfigError, EmbedderChoiceError, PoseEstimatorChoiceError, SegmenterChoiceError
 
 T = TypeVar("T")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -119,7 +120,13 @@ def _resolve(reference: str) -> Any:
 BENCHMARKS: Registry[Any] = Registry(
     "benchmark",
     "viddiff.benchmarks",
-    {"viddiffbench": "viddiff.benchmarks.viddiffbench:VIDDIFFBENCH", "vidic": "viddiff.benchmarks.vidic:VIDIC"},
+    {
+        "viddiffbench": "viddiff.benchmarks.viddiffbench:VIDDIFFBENCH",
+        "vidic": "viddiff.benchmarks.vidic:VIDIC",
+        "ifvidcap": "viddiff.benchmarks.ifvidcap:IFVIDCAP",
+        "vidcapbench": "viddiff.benchmarks.vidcapbench:VIDCAPBENCH",
+        "vidpair-halluc": "viddiff.benchmarks.vidpair:VIDPAIR",
+    },
     setting="data.benchmark / --benchmark",
     accepts="viddiff.benchmarks.base:Benchmark",
 )
@@ -128,7 +135,11 @@ BENCHMARKS: Registry[Any] = Registry(
 METHODS: Registry[Any] = Registry(
     "method",
     "viddiff.methods",
-    {"viddiff": "viddiff.methods.viddiff:VidDiffMethod", "baseline": "viddiff.methods.lmm.baseline:LMMBaseline"},
+    {
+        "viddiff": "viddiff.methods.viddiff:VidDiffMethod",
+        "baseline": "viddiff.methods.lmm.baseline:LMMBaseline",
+        "pose": "viddiff.methods.pose:PoseMethod",
+    },
     setting="--method",
     accepts=callable,
 )
@@ -156,3 +167,16 @@ SEGMENTERS: Registry[Any] = Registry(
     accepts="viddiff.localizer.segmenters:Segmenter",
 )
 """Localizer segmenters (:class:`viddiff.localizer.segmenters.Segmenter`), the method first; see that module."""
+
+POSE_ESTIMATORS: Registry[Any] = Registry(
+    "pose estimator",
+    "viddiff.pose_estimators",
+    {
+        "blazepose": "viddiff.pose.blazepose:BlazePose",  # imported (with mediapipe) only when built
+        "rtmpose": "viddiff.pose.rtmpose:RTMPose",
+    },
+    setting="pose.estimator",
+    error=PoseEstimatorChoiceError,
+    accepts=callable,
+)
+"""Pose estimator factories, ``factory(pose_config) -> PoseEstimator``; see :mod:`viddiff.pose.estimators`."""

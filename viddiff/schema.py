@@ -18,8 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 Letter = Literal["a", "b", "c"]
 NumFrames = Literal["1", "gt_1"]
-Mode = Literal["closed", "open", "describe"]
-"""``describe``: write a free-text account of similarities and differences (description benchmarks)."""
+Mode = Literal["closed", "open", "describe", "caption", "qa"]
+"""What a sample asks of a method. On a pair: ``closed``/``open`` (VidDiffBench), ``describe`` (a free-text
+account of similarities and differences, description benchmarks). On one video (``Sample.task``):
+``caption`` (describe it under an instruction) and ``qa`` (answer a question about it)."""
+PAIR_MODES: tuple[Mode, ...] = ("closed", "open", "describe")
+VIDEO_TASK_MODES: tuple[Mode, ...] = ("caption", "qa")
 SPLITS = ("easy", "medium", "hard")
 
 # The seven dimensions of describe mode, in report order. Describe mode (``viddiff compare --describe``, and description
@@ -90,8 +94,27 @@ class RetrievalFrames(_Model):
     """Per difference key: frame indices in A and in B where it is visible."""
 
 
+class VideoTask(_Model):
+    """What a single-video task asks (``caption`` and ``qa`` modes): the benchmark's words, sent as they are."""
+
+    prompt: str = Field(min_length=1)
+    """The instruction or question exactly as the model is to read it (a benchmark formats its options into it)."""
+    system_prompt: Optional[str] = None
+    """The benchmark's own system prompt, where its protocol has one; ``None`` sends no system message."""
+    fps: Optional[float] = Field(default=None, gt=0)
+    """The frame rate the benchmark's protocol shows the video at (its prompt may state it); ``None`` = the
+    method's own. A method's explicit per-domain setting (``baseline.fps_by_domain``) still wins."""
+    video: int = Field(default=0, ge=0, le=1)
+    """Which of ``Sample.videos`` the task is about. A second video, when a sample has one, is the other video of
+    a benchmark pair: a method shows it only when asked to answer pair-aware."""
+    pair_aware: bool = False
+    """Ask pair-aware: show the other video of the sample too, labelled as the other video of the pair, while the
+    prompt stays about ``video``."""
+
+
 class Sample(_Model):
-    """One benchmark row: a video pair, its action, and annotated differences."""
+    """One benchmark row: a video pair, its action, and annotated differences; or, with ``task``, one video and
+    what to say about it (the pair then holds the task's video and, optionally, its benchmark partner)."""
 
     sample_key: str
     action: str
@@ -100,7 +123,8 @@ class Sample(_Model):
     split: str
     domain: str
     source_dataset: str = ""
-    videos: tuple[VideoRef, VideoRef]
+    videos: tuple[VideoRef, ...] = Field(min_length=1, max_length=2)
+    """A and B; one video for a single-video task."""
     differences: dict[str, Difference] = Field(default_factory=dict)
     labels: dict[str, Optional[Letter]] = Field(default_factory=dict)
     """Ground truth per difference key; ``None`` = not labelled."""
@@ -108,12 +132,24 @@ class Sample(_Model):
     retrieval_frames: Optional[RetrievalFrames] = None
     sample_hash: Optional[int] = None
     """The row's ``sample_hash`` (first public revision): the per-sample proposer seed offset."""
+    task: Optional[VideoTask] = None
+    """Single-video tasks only: the instruction or question (``caption`` / ``qa`` modes)."""
 
     @model_validator(mode="after")
     def _labels_match_differences(self) -> "Sample":
         unknown = sorted(set(self.labels) - set(self.differences))
         if unknown:
             raise ValueError(f"labels for unknown difference keys {unknown}")
+        return self
+
+    @model_validator(mode="after")
+    def _a_pair_unless_a_task(self) -> "Sample":
+        if self.task is None and len(self.videos) != 2:
+            raise ValueError(f"a sample without a task compares two videos, got {len(self.videos)}")
+        if self.task is not None and self.task.video >= len(self.videos):
+            raise ValueError(f"task.video is {self.task.video} but the sample has {len(self.videos)} video(s)")
+        if self.task is not None and self.task.pair_aware and len(self.videos) != 2:
+            raise ValueError("a pair-aware task needs the other video of its pair as the sample's second video")
         return self
 
     def closed_differences(self) -> list[Difference]:
@@ -196,6 +232,93 @@ class Prediction(_Model):
     votes: list[Letter] = Field(default_factory=list)
 
 
+PoseQuantity = Literal[
+    "knee_angle", "hip_angle", "elbow_angle", "shoulder_angle", "ankle_angle", "trunk_lean", "stance_width",
+    "grip_width", "wrist_height", "hip_height", "speed", "duration",
+]
+"""What a pose measurement measures (the closed vocabulary of :mod:`viddiff.pose.vocabulary`)."""
+PoseSide = Literal["left", "right", "both", "none"]
+"""``both``: the mean of the left and right values; ``none``: the quantity has no side (trunk lean, widths, duration)."""
+PoseStatistic = Literal["mean", "min", "max", "range", "start", "end"]
+"""Summary of the quantity over the stage (``start``/``end``: its value as the stage begins/ends)."""
+PoseBodyPart = Literal["wrist", "elbow", "shoulder", "hip", "knee", "ankle", "head"]
+"""The keypoint whose ``speed`` is measured."""
+
+
+class MeasurementSpec(_Model):
+    """One measurement from the closed vocabulary, and which way of it makes a difference statement true."""
+
+    quantity: PoseQuantity
+    side: PoseSide = "none"
+    body_part: Optional[PoseBodyPart] = None
+    """``speed`` only: the keypoint that moves."""
+    statistic: PoseStatistic = "mean"
+    """Ignored for ``duration`` (a stage lasts as long as it lasts)."""
+    stage: Optional[int] = None
+    """Index into the proposal's stages; ``None`` = the whole action."""
+    direction: Literal["greater", "smaller"]
+    """The statement is more true of the video whose value is greater (or smaller)."""
+
+
+class EvidencePoint(_Model):
+    """The measured quantity at one keyframe, and the body pose there (for drawing the skeleton)."""
+
+    frame_index: int
+    """The keyframe's source frame index."""
+    time_s: float
+    stage_time: Optional[float] = None
+    """Stage-normalised time: stage ``k`` spans ``[k, k + 1]``; ``None`` outside every stage."""
+    value: Optional[float] = None
+    pose_frame_index: Optional[int] = None
+    """The frame the pose was estimated on nearest to the keyframe (``None``: none near it)."""
+    keypoints: list[Optional[tuple[float, float, float]]] = Field(default_factory=list)
+    """``(x, y, confidence)`` per joint of :data:`viddiff.pose.skeleton.JOINTS`, x and y as fractions of the
+    upright frame's width and height (so they fit the frame at any size); ``None`` where a joint was not found."""
+
+
+class EvidenceCurve(_Model):
+    """The quantity against stage-normalised time in both videos (stage ``k`` spans ``[k, k + 1]``)."""
+
+    stage_time: list[float]
+    a: list[Optional[float]]
+    b: list[Optional[float]]
+    """``None`` where the video has no confident value (a gap)."""
+
+
+class Evidence(_Model):
+    """A difference's measurement: values in A and B, or, when they cannot be trusted, why not (never a guess)."""
+
+    key: str
+    """The difference it measures."""
+    measurement: MeasurementSpec
+    label: str
+    """The measurement in words, e.g. "minimum left knee angle during 'descent'"."""
+    unit: str
+    status: Literal["measured", "uncertain"]
+    value_a: Optional[float] = None
+    value_b: Optional[float] = None
+    """Both ``None`` unless ``status == "measured"``."""
+    reason: str = ""
+    """Why a measurement is uncertain (occlusion, side view, a person leaving the frame, no pose found)."""
+    stage: Optional[str] = None
+    """The stage's name (``None``: the whole action)."""
+    frames_a: list[int] = Field(default_factory=list)
+    frames_b: list[int] = Field(default_factory=list)
+    """Source frame indices whose values entered the statistic."""
+    estimator: Optional[str] = None
+    """The pose estimator and its settings (``None`` for stage durations, which need no pose)."""
+    curve: Optional[EvidenceCurve] = None
+    keyframes_a: list[EvidencePoint] = Field(default_factory=list)
+    keyframes_b: list[EvidencePoint] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _numbers_only_when_measured(self) -> "Evidence":
+        has_numbers = self.value_a is not None and self.value_b is not None
+        if (self.status == "measured") != has_numbers:
+            raise ValueError("a measured evidence has both values; an uncertain one has none")
+        return self
+
+
 class StageUsage(_Model):
     """Model-call accounting for one stage."""
 
@@ -241,6 +364,10 @@ class SampleResult(_Model):
     """Repairs, fallbacks and effective settings worth knowing when reading results."""
     description: Optional[str] = None
     """``describe`` mode: the text describing the pair's similarities and differences."""
+    response: Optional[str] = None
+    """``caption`` and ``qa`` modes: the method's answer, as it gave it (the benchmark reads and scores it)."""
+    evidence: list[Evidence] = Field(default_factory=list)
+    """Body-pose measurements, one per difference a measurement fits (``pose.evidence``, the ``pose`` method)."""
 
     @field_validator("predictions")
     @classmethod

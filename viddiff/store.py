@@ -10,7 +10,10 @@ line, rather than guess and drop finished work.
 Every file is created with mode ``0o666`` minus the process umask (the
 ``open(2)`` default), so outputs are as readable as the user's other files.
 An ``OSError`` while writing becomes one :class:`OutputError` line naming
-the file.
+the file. Files are never written through a symbolic link: a link where a
+results file belongs is refused by name (:func:`refuse_links`, and
+``O_NOFOLLOW`` on every append), so a run never writes outside its
+directory.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import logging
 import os
 import secrets
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Iterable, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -46,6 +49,36 @@ def output_error(path: Path, exc: OSError) -> OutputError:
     return OutputError(f"cannot write {path}: {reason}{f' ({code})' if code else ''}")
 
 
+def link_error(path: Path) -> OutputError:
+    """Why viddiff will not use ``path``: it is a symbolic link (possibly dangling)."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        target = "?"
+    return OutputError(
+        f"{path} is a symbolic link (to {target}); viddiff never writes through a link in its output directory: "
+        "remove the link, or choose another --output"
+    )
+
+
+def refuse_links(out_dir: Path, names: Iterable[str]) -> None:
+    """Refuse the run before it writes anything if one of the ``names`` it writes in ``out_dir`` is a link."""
+    for name in names:
+        path = Path(out_dir) / name
+        if path.is_symlink():
+            raise link_error(path)
+
+
+def open_no_link(path: Path, flags: int, mode: int = _FILE_MODE) -> int:
+    """``os.open`` that refuses a symbolic link as the last component (ELOOP) with :func:`link_error`."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise link_error(path) from None
+        raise output_error(path, exc) from None
+
+
 class JsonlLog(Generic[M]):
     """An append-only file of one pydantic record per line."""
 
@@ -58,9 +91,11 @@ class JsonlLog(Generic[M]):
 
     def load(self) -> list[M]:
         """Every record in file order; cuts off a torn last line, refuses any other damage."""
-        if not self.path.exists():
+        if not self.path.exists() and not self.path.is_symlink():
             return []
-        data = self.path.read_bytes()
+        fd = open_no_link(self.path, os.O_RDONLY)
+        with os.fdopen(fd, "rb") as f:
+            data = f.read()
         *lines, tail = data.split(b"\n")
         records: list[M] = []
         for number, line in enumerate(lines, start=1):
@@ -88,23 +123,19 @@ class JsonlLog(Generic[M]):
             self._rewrite_end(lambda fd: os.write(fd, b"\n"))
 
     def _rewrite_end(self, change) -> None:
+        fd = open_no_link(self.path, os.O_WRONLY | os.O_APPEND)
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-            try:
-                change(fd)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            change(fd)
+            os.fsync(fd)
         except OSError as exc:
             raise output_error(self.path, exc) from None
+        finally:
+            os.close(fd)
 
     def append(self, record: M) -> None:
         """Write one record as one line; on failure nothing of it stays in the file."""
         line = (record.model_dump_json() + "\n").encode()
-        try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, _FILE_MODE)
-        except OSError as exc:
-            raise output_error(self.path, exc) from None
+        fd = open_no_link(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             start = os.fstat(fd).st_size
             try:

@@ -160,3 +160,86 @@ def test_openai_base_url_env_is_used_when_config_has_none(monkeypatch: pytest.Mo
         client = ChatClient(EndpointsConfig(max_retries=0))
         assert client.complete_text_sync(CALL, [user_message("q")]) == "via env"
     assert len(server.requests) == 1
+
+
+# --- a request refused as too large says which settings make it smaller (issue 22) ---------------------------
+
+CONTEXT = "This model's maximum context length is 128000 tokens. However, your messages resulted in 210433 tokens."
+IMAGE_HINT = {
+    "differencer": (
+        "the request is too large for the model: send smaller or fewer images, e.g. --set "
+        "differencer.image.max_side=768, --set differencer.image.detail=low, or fewer frames per difference "
+        "(--set localizer.n_frames_multi=1)"
+    ),
+    "baseline": (
+        "the request is too large for the model: send smaller or fewer images, e.g. --set "
+        "baseline.image.max_side=384, --set baseline.image.detail=low, or fewer frames (--set baseline.max_images=N)"
+    ),
+}
+
+
+def _refuse(status: int, message: str, code: Optional[str] = None):
+    from viddiff.testing.fake_openai import HTTPFault
+
+    def responder(req):
+        raise HTTPFault(status, message, code=code)
+
+    return responder
+
+
+@pytest.mark.parametrize("stage", ["differencer", "baseline"])
+@pytest.mark.parametrize(
+    "status, message, code",
+    [(400, CONTEXT, "context_length_exceeded"), (413, "Request Entity Too Large", None),
+     (400, "Request payload size exceeds the limit: 20971520 bytes.", None)],
+)
+def test_a_request_refused_as_too_large_names_the_settings_that_shrink_it(stage, status, message, code) -> None:
+    with FakeOpenAIServer(_refuse(status, message, code)) as server:
+        with pytest.raises(EndpointError) as info:
+            _client(server).complete_text_sync(CALL, [user_message("q")], stage=stage)
+    assert len(server.requests) == 1
+    text = str(info.value)
+    assert f"HTTP {status}" in text and message[:40] in text
+    assert text.endswith("; " + IMAGE_HINT[stage])
+
+
+def test_a_text_request_refused_as_too_long_gets_a_text_hint_and_other_400s_none() -> None:
+    with FakeOpenAIServer(_refuse(400, CONTEXT, "context_length_exceeded")) as server:
+        with pytest.raises(EndpointError) as info:
+            _client(server).complete_text_sync(CALL, [user_message("q")], stage="proposer")
+    assert str(info.value).endswith(
+        "; the request is too long for the model's context: use a model with a longer context, or shorten the "
+        "text it is sent (endpoints.max_prompt_chars refuses long requests before sending them)"
+    )
+    with FakeOpenAIServer(_refuse(400, "Invalid value for 'temperature'")) as server:
+        with pytest.raises(EndpointError) as info:
+            _client(server).complete_text_sync(CALL, [user_message("q")], stage="differencer")
+    assert "too large" not in str(info.value) and "max_side" not in str(info.value)
+
+
+# --- a host name that resolves nowhere is not retried (issue 22) ----------------------------------------------
+
+
+def test_a_host_name_that_cannot_be_resolved_fails_at_once_without_retries(caplog: pytest.LogCaptureFixture) -> None:
+    """``.invalid`` never resolves (RFC 2606); retrying a name lookup that failed before the host ever answered
+    only repeats the wait (six attempts, a log line each, for every request in flight)."""
+    url = "http://viddiff-no-such-host.invalid/v1"
+    client = ChatClient(EndpointsConfig(default=EndpointConfig(base_url=url), backoff_base_s=0.01, max_retries=5))
+    with caplog.at_level("INFO", logger="viddiff.backends.llm"), pytest.raises(EndpointError) as info:
+        client.complete_text_sync(CALL, [user_message("q")], stage="proposer")
+    assert info.value.fatal
+    assert str(info.value).startswith(
+        f"cannot reach {url}: its host name could not be resolved ("
+    ) and str(info.value).endswith(
+        "); check base_url and the network (offline, point endpoints.default.base_url at a local server)"
+    )
+    assert not [r for r in caplog.records if "retry" in r.getMessage()]
+
+
+def test_a_refused_connection_is_still_retried(caplog: pytest.LogCaptureFixture) -> None:
+    with FakeOpenAIServer(lambda req: "ok") as server:
+        url = server.base_url
+    client = ChatClient(EndpointsConfig(default=EndpointConfig(base_url=url), backoff_base_s=0.01, max_retries=2))
+    with caplog.at_level("INFO", logger="viddiff.backends.llm"), pytest.raises(EndpointError, match="3 attempts"):
+        client.complete_text_sync(CALL, [user_message("q")])
+    assert len([r for r in caplog.records if "retry" in r.getMessage()]) == 2

@@ -99,3 +99,44 @@ def test_a_killed_download_resumes_in_the_next_process(
     assert ranges == [None, f"bytes={kept}-"]
     assert (root / "videos" / "fitness" / "padding.bin").stat().st_size == 24 * 1024 * 1024
     assert all((root / s.video_path(w)).is_file() for s in FIXTURE if s.domain == "fitness" for w in "ab")
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # nothing listens there once the socket is closed
+
+
+@pytest.mark.parametrize(
+    "endpoint, reason",
+    [
+        ("http://viddiff-no-such-hub.invalid", "its host name could not be resolved ([Errno "),
+        (f"http://127.0.0.1:{_closed_port()}", "the connection was refused ([Errno 111] Connection refused)"),
+    ],
+    ids=["unresolvable", "refused"],
+)
+def test_offline_run_says_plainly_that_the_hub_is_unreachable(endpoint: str, reason: str, tmp_path: Path) -> None:
+    """Issue 22: `viddiff run --split easy --mode closed` with no way to the Hub printed the library's message
+    cut off mid-word; it says which hub could not be reached, why, and how to use a local copy, in one line."""
+    from viddiff.config import DataConfig
+
+    repo = DataConfig().hf_repo
+    env = {"HF_ENDPOINT": endpoint, "HF_HUB_CACHE": str(tmp_path / "hf"), "XDG_DATA_HOME": str(tmp_path / "xdg"),
+           "OPENAI_API_KEY": "dummy"}
+    started = time.monotonic()
+    proc = viddiff(env, "run", "--split", "easy", "--mode", "closed", "--output", str(tmp_path / "run"))
+    assert proc.returncode == 2
+    assert time.monotonic() - started < 120  # no minutes of retries (a loose bound: the point is the message)
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith(
+        f"viddiff: error: could not reach the Hugging Face hub at {endpoint} for dataset {repo!r} (revision main): "
+        f"{reason}"
+    ), line
+    assert line.endswith(
+        f"; to work offline, download the dataset where there is a network (hf download {repo} --repo-type dataset "
+        "--local-dir DIR) and pass --dataset DIR, or set HF_HUB_OFFLINE=1 to use the copy already in the Hugging "
+        "Face cache"
+    ), line
+    assert "LocalEntryNotFoundError" not in line and "..." not in line

@@ -110,13 +110,30 @@ def test_first_revision_without_the_split_lookup_says_which_file(first_copy: Pat
     assert "lookup_action_to_split.json" in msg and str(first_copy) in msg
 
 
-def test_first_revision_without_n_differences_names_column_and_file(first_copy: Path) -> None:
+def test_first_revision_without_n_differences_scores_closed_and_refuses_open_naming_column_and_file(
+    first_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 22: N_diff is open mode's only; a copy without n_differences.json loads and scores closed mode,
+    and open mode is refused up front (before any model call), naming the column and the file."""
     (first_copy / "n_differences.json").unlink()
-    with pytest.raises(DatasetError) as err:
-        load_dataset(DataConfig(dataset=str(first_copy)))
-    msg = str(err.value)
-    assert "'n_differences_open_prediction': missing" in msg and "n_differences.json" in msg
-    assert "\n" not in msg
+    dataset = load_dataset(DataConfig(dataset=str(first_copy)))
+    assert [s.sample_key for s in dataset] == [f.key for f in FIXTURE]
+    predictions = tmp_path / "predictions.json"
+    predictions.write_text(json.dumps([{k: v for k, v in s.labels.items() if v in ("a", "b")} for s in FIXTURE]))
+    common = ["-q", "eval", "--predictions", str(predictions), "--dataset", str(first_copy), "--output", str(tmp_path / "e")]
+    assert main([*common, "--mode", "closed"]) == 0, capsys.readouterr().err
+    assert json.loads((tmp_path / "e" / "metrics.json").read_text())["metrics"]["overall"]["accuracy"] == 1.0
+    capsys.readouterr()
+    for args in (
+        [*common, "--mode", "open"],
+        ["-q", "run", "--dataset", str(first_copy), "--mode", "open", "--output", str(tmp_path / "run")],
+    ):
+        assert main(args) == 2
+        msg = capsys.readouterr().err.strip()
+        assert msg.startswith("viddiff: error: open mode needs N_diff, and ") and "\n" not in msg
+        assert "row 0 (sample_key 'f0-0001')" in msg and "'n_differences_open_prediction': missing" in msg
+        assert "n_differences.json" in msg and f"{len(FIXTURE)} rows" in msg and "closed mode does not use it" in msg
+    assert not (tmp_path / "run").exists()
 
 
 def test_unknown_repo_and_revision_are_one_line_errors(fake_hub: FakeHubServer, hub_env: dict[str, str]) -> None:

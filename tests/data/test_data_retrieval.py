@@ -82,3 +82,21 @@ def test_loader_ignores_unreadable_annotations_with_one_warning(
     assert [s.retrieval_frames is None for s in dataset] == [True, True] + [False] * (len(rows) - 2)
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "retrieval_frames of 2 row(s)" in warnings[0] and "row 0" in warnings[0]
+
+
+@pytest.mark.parametrize("empty", ["{}", {}, "[]", [], "", "  ", "null"])
+def test_an_empty_annotation_is_no_annotation(
+    empty: Any, tmp_path: Path, synth_rows: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 22: rows whose ``retrieval_frames`` hold an empty object loaded with a warning about every row."""
+    assert parse_retrieval_frames(empty) is None
+    videos = [{"path": "a.mp4", "retrieval_frames": {"0": [12]}}, {"path": "b.mp4", "retrieval_frames": {"0": [30]}}]
+    older = parse_retrieval_frames(empty, videos)  # the per-video maps still count
+    assert older is not None and older.keyframes == {"0": ([12], [30])}
+    rows = [{**r, "retrieval_frames": empty} for r in synth_rows]
+    path = tmp_path / "dataset.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with caplog.at_level(logging.WARNING, logger="viddiff.data.viddiffbench"):
+        dataset = load_dataset(DataConfig(dataset=str(path)))
+    assert all(s.retrieval_frames is None for s in dataset)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]

@@ -38,9 +38,13 @@ class Harness:
         difference: Difference = DIFFERENCE,
         cache: Optional[Cache] = None,
         action: str = "barbell squat",
+        endpoints: Optional[dict] = None,
     ) -> Prediction:
+        """``endpoints``: settings of ``EndpointsConfig`` besides the fake server (``max_reasks``, ...)."""
         endpoints = EndpointsConfig(
-            default=EndpointConfig(base_url=self.server.base_url, api_key_env="VIDDIFF_TEST_KEY"), backoff_base_s=0.01
+            default=EndpointConfig(base_url=self.server.base_url, api_key_env="VIDDIFF_TEST_KEY"),
+            backoff_base_s=0.01,
+            **(endpoints or {}),
         )
         client = ChatClient(endpoints, cache=cache)
         differencer = Differencer(client, cfg or DifferencerConfig(model="fake-vlm"))

@@ -102,3 +102,36 @@ def test_open_eval_through_fake_server(tmp_path: Path, bench: Path, samples, cap
     data = json.loads((tmp_path / "metrics.json").read_text())
     assert data["metrics"]["overall"]["recall"] == 1.0
     assert data["judge"]["model"] == "gpt-4o-2024-08-06" and data["prompt_version"]
+
+
+def test_open_eval_whose_judge_never_answers_validly_exits_1_and_says_incomplete(
+    tmp_path: Path, bench: Path, samples, capsys, monkeypatch
+) -> None:
+    """Issue 22: a judge that answers every sample with something that is no matching gives recall 0.0 by
+    default; the command must not pass that off as a score."""
+    monkeypatch.setenv("VIDDIFF_TEST_KEY", "dummy")
+    preds = [
+        {k: {"description": s.differences[k].description, "prediction": gt} for k, gt in s.labels.items() if gt in ("a", "b")}
+        for s in samples
+    ]
+    path = tmp_path / "open.json"
+    path.write_text(json.dumps(preds))
+    with FakeOpenAIServer(lambda req: '{"verdict": "they match"}') as server:
+        rc = main([
+            "-q", "eval", "--predictions", str(path), "--mode", "open", "--dataset", str(bench),
+            "--set", f"endpoints.default.base_url={server.base_url}",
+            "--set", "endpoints.default.api_key_env=VIDDIFF_TEST_KEY",
+            "--set", f"cache.path={tmp_path / 'cache.sqlite'}", "--set", "eval.max_reasks=1",
+        ])
+    captured = capsys.readouterr()
+    assert rc == 1
+    judged = [s for s, p in zip(samples, preds) if p and any(v is not None for v in s.labels.values())]
+    n_gt = sum(1 for s in judged for v in s.labels.values() if v is not None)
+    assert captured.out.rstrip().splitlines()[-1] == (
+        f"viddiff: the scores are incomplete: the judge's answers stayed invalid for {len(judged)} of {len(samples)} "
+        f"samples ({n_gt} ground-truth differences could not be judged and count as not found); see judge_issues in "
+        f"{tmp_path / 'metrics.json'}, then score again with more re-asks (--set eval.max_reasks=N) or another "
+        "judge (--set eval.judge.model=...)"
+    )
+    data = json.loads((tmp_path / "metrics.json").read_text())
+    assert data["counts"]["judge_issues"] == len(judged)

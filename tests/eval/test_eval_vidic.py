@@ -249,6 +249,12 @@ def test_invalid_after_reasks_counts_wrong_and_is_reported(dataset, responses, m
     assert "1 judge answer(s) stayed invalid" in VIDIC.format_table(m)
     rows = list(csv.DictReader((out / "checklist.csv").open(encoding="utf-8")))
     assert {(r["sample_key"], r["key"]): r["status"] for r in rows}["p1", "d0"] == "judge_failed"
+    # what `viddiff eval` and `viddiff run` print last before exiting 1 (issue 22)
+    assert VIDIC.incomplete_scores(m, out / "metrics.json") == (
+        f"the scores are incomplete: the judge's answers stayed invalid for 1 checklist item in 1 of 4 samples "
+        f"(counted wrong); see judge_failures in {out / 'metrics.json'}, then score again with more re-asks "
+        "(--set eval.max_reasks=N) or another judge (--set vidic.judge.model=...)"
+    )
 
 
 def test_report_files(dataset, responses, make_cfg, tmp_path) -> None:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from viddiff.localizer.keyframes import random_keyframes, select_keyframes
+from viddiff.localizer.keyframes import burst_step, random_keyframes, select_keyframes
 
 
 @st.composite
@@ -69,6 +69,29 @@ def test_single_frame_is_the_middle_of_the_first_linked_stage(layout):
 def test_low_fps_gives_three_distinct_adjacent_frames():
     # span (10, 20): middle position 14 (lower middle); 0.35 s at 1 fps rounds to 0, kept at 1
     assert gt_1([(0, 10), (10, 20)], [1], 20, fps=1.0) == [13, 14, 15]
+
+
+def test_as_released_low_fps_repeats_one_frame():
+    # the release rounds 0.35 s at 1 fps to 0 frames: the middle frame three times
+    spans = [(0, 10), (10, 20)]
+    assert select_keyframes(
+        spans, [1], "gt_1", n_frames=3, fps=1.0, frame_sep_s=0.35, n_total=20, step_rule="as_released"
+    ) == [14, 14, 14]
+    # also in a video no longer than the burst, where the distinct rule sends every frame
+    assert select_keyframes([(0, 3)], [0], "gt_1", n_frames=3, fps=1.0, frame_sep_s=0.35, n_total=3,
+                            step_rule="as_released") == [1, 1, 1]
+    rng = np.random.default_rng(0)
+    drawn = random_keyframes("gt_1", n_frames=3, fps=1.0, frame_sep_s=0.35, n_total=20, rng=rng, step_rule="as_released")
+    assert len(set(drawn)) == 1 and len(drawn) == 3
+
+
+@pytest.mark.parametrize("fps, distinct, released", [(1.0, 1, 0), (5.0, 2, 2), (6.0, 2, 2), (8.0, 3, 3), (30.0, 11, 10)])
+def test_burst_step_rounding(fps, distinct, released):
+    # the method's fps (8, 5, 6) agree; 1 fps and exact halves (0.35 * 30 = 10.5, half to even) do not
+    assert burst_step(3, fps, 0.35, 1000) == distinct
+    assert burst_step(3, fps, 0.35, 1000, "as_released") == released
+    with pytest.raises(ValueError, match="step_rule"):
+        burst_step(3, fps, 0.35, 1000, "nearest")
 
 
 def test_spacing_follows_frame_sep_at_higher_fps():

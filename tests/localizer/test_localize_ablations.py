@@ -51,8 +51,8 @@ DIFFS = [
 PROPOSAL = Proposal(differences=DIFFS, stages=STAGES, links={"0": [1], "1": [2]})
 
 
-def localize(method: str, retrieval=None, sample_key: str = "s", embedder=PositionEmbedder(), **videos):
-    cfg = LocalizerConfig(method=method, n_frames_multi=3, frame_sep_s=0.25)
+def localize(method: str, retrieval=None, sample_key: str = "s", embedder=PositionEmbedder(), settings=None, **videos):
+    cfg = LocalizerConfig(**{"method": method, "n_frames_multi": 3, "frame_sep_s": 0.25, **(settings or {})})
     a, b = videos.get("a", video()), videos.get("b", video(stride=2, start=3))
     return Localizer(cfg, embedder).localize(PROPOSAL, a, b, retrieval=retrieval, sample_key=sample_key)
 
@@ -111,6 +111,24 @@ def test_no_viterbi_windows_follow_each_stage_first_string_only() -> None:
         assert end - start == 2 * half + 1 and start <= target < end
     # the second strings (late, early, middle) would have put stage 0 after stage 1: they are not used
     assert not any(start <= 30 < end for start, end in spans[:1])
+
+
+def test_no_viterbi_as_released_takes_three_frames_for_three_stages_whatever_the_length() -> None:
+    loc = localize("no_viterbi", settings={"no_viterbi_window": "as_released"})
+    for spans in (seg.spans for seg in loc.segmentations):
+        assert all(end - start == 3 for start, end in spans)  # int(1.3 * 5 / 3) = 2, made odd
+    # each first string matches one frame (6, 20, 33); three windows hold it, the earliest wins (as released)
+    assert loc.segmentations[0].spans == [(4, 7), (18, 21), (31, 34)]
+
+
+def test_as_released_burst_at_one_fps_sends_one_frame_three_times() -> None:
+    slow = dict(a=video(12, stride=8), b=video(12, stride=8, start=1))  # 1 fps
+    released = localize("viterbi", settings={"burst_step": "as_released", "frame_sep_s": 0.35}, **slow)
+    ours = localize("viterbi", settings={"frame_sep_s": 0.35}, **slow)
+    speed = released.keyframes[1]  # the gt_1 difference
+    assert len(speed.a.frame_indices) == 3 and len(set(speed.a.frame_indices)) == 1
+    assert len(set(ours.keyframes[1].a.frame_indices)) == 3
+    assert speed.a.frame_indices[0] == ours.keyframes[1].a.frame_indices[1]  # the same middle frame
 
 
 @pytest.mark.parametrize("method", ["random_segments", "argmax", "uniform"])

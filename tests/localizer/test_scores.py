@@ -79,6 +79,20 @@ def test_costs_are_negative_log_with_eps():
     assert np.all(np.isfinite(costs))
 
 
+def test_released_floor_replaces_only_zeros_and_scores_a_constant_stage_zero():
+    scores = np.array([[0.0, 1.0, 0.5, 1e-5], [0.5, 0.5, 0.5, 0.5]])  # row 2: a constant stage (normalise -> 0.5)
+    released = stage_costs(scores, eps=1e-5, floor="replace_zeros")
+    floor = -math.log(1e-5)
+    np.testing.assert_allclose(released, [[floor, 0.0, -math.log(0.5), floor], [floor] * 4])
+    ours = stage_costs(scores, eps=1e-5)
+    # where the release leaves a score s > 0 alone, the two differ by log(1 + eps / s), not by less than eps
+    np.testing.assert_allclose(released[0, 1:] - ours[0, 1:], np.log1p(1e-5 / scores[0, 1:]))
+    assert released[0, 3] - ours[0, 3] == pytest.approx(math.log(2))
+    assert ours[1, 0] == pytest.approx(-math.log(0.5 + 1e-5))  # a constant stage costs 0.69 here, 11.5 there
+    with pytest.raises(ValueError, match="floor"):
+        stage_costs(scores, eps=1e-5, floor="clip")
+
+
 @pytest.mark.parametrize(
     "frames, texts",
     [

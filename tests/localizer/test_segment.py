@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from viddiff.errors import DatasetError
 from viddiff.localizer.segment import (
+    released_window_length,
     segment_argmax,
     segment_best_window,
     segment_from_boundaries,
@@ -131,6 +132,18 @@ def test_best_window_is_centred_on_the_best_match_and_ignores_order():
     assert segment_best_window(scores) == [(17, 44), (32, 59), (0, 27)]
     ramps = np.stack([np.linspace(0, 1, 40), np.linspace(1, 0, 40)])
     assert segment_best_window(ramps) == [(13, 40), (0, 27)]  # best at the very ends: moved inside
+
+
+def test_released_window_is_set_by_the_stage_count_not_the_video():
+    # int(1.3 * 5 / K), made odd: the release takes the length of a 5-field video record
+    assert [released_window_length(k) for k in range(1, 6)] == [7, 3, 3, 1, 1]
+    t = np.arange(200)
+    scores = np.stack([np.exp(-((t - c) ** 2) / 50.0) for c in (40, 90, 150, 170)])
+    spans = segment_best_window(scores, length=released_window_length(4))
+    assert spans == [(40, 41), (90, 91), (150, 151), (170, 171)]  # K = 4: one frame, the best match itself
+    assert segment_best_window(scores[:2], length=released_window_length(2)) == [(39, 42), (89, 92)]
+    with pytest.raises(ValueError, match="odd"):
+        segment_best_window(scores, length=4)
 
 
 def test_best_window_rejects_bad_input():

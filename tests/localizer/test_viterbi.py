@@ -33,13 +33,17 @@ def cost_of(costs: np.ndarray, path: np.ndarray, stay_logp: float, advance_logp:
     return total
 
 
-def brute_force(costs: np.ndarray, stay_logp: float, advance_logp: float) -> tuple[np.ndarray, float]:
-    """Optimum with the documented tie rule: backtracking prefers staying, i.e. the
-    lexicographically largest path read from the last frame backwards."""
+def brute_force(
+    costs: np.ndarray, stay_logp: float, advance_logp: float, ties: str = "earliest"
+) -> tuple[np.ndarray, float]:
+    """Optimum with the documented tie rule, stage by stage from the last one: ``earliest`` is the
+    lexicographically largest path read from the last frame backwards (each stage starts as early as
+    possible), ``latest`` the smallest (as late as possible)."""
     scored = [(cost_of(costs, p, stay_logp, advance_logp), p) for p in all_paths(*costs.shape)]
     best = min(c for c, _ in scored)
     optimal = [p for c, p in scored if c <= best + 1e-9]
-    return max(optimal, key=lambda p: tuple(p[::-1])), best
+    pick = max if ties == "earliest" else min
+    return pick(optimal, key=lambda p: tuple(p[::-1])), best
 
 
 @st.composite
@@ -70,13 +74,40 @@ def test_matches_brute_force_on_continuous_costs(problem):
 
 
 @settings(max_examples=300, deadline=None)
-@given(problems(integer_costs=True))
-def test_tie_rule_matches_brute_force_when_ties_are_frequent(problem):
+@given(problems(integer_costs=True), st.sampled_from(["earliest", "latest"]))
+def test_tie_rule_matches_brute_force_when_ties_are_frequent(problem, ties):
     costs, stay_logp, advance_logp = problem
-    path, total = viterbi_segment(costs, stay_logp, advance_logp)
-    expected_path, expected_total = brute_force(costs, stay_logp, advance_logp)
+    path, total = viterbi_segment(costs, stay_logp, advance_logp, ties)
+    expected_path, expected_total = brute_force(costs, stay_logp, advance_logp, ties)
     assert total == pytest.approx(expected_total, rel=1e-12, abs=1e-12)
     np.testing.assert_array_equal(path, expected_path)
+
+
+# Paths the authors' released Viterbi returns (run on these inputs; their costs are -log of the normalised
+# scores with zeros replaced by 1e-5): on ties it starts every stage as late as possible.
+RELEASED_TIES = [
+    (np.full((2, 6), -math.log(1e-5)), [0, 0, 0, 0, 0, 1]),  # every stage constant: scored 0 -> 1e-5
+    (np.full((3, 7), -math.log(1e-5)), [0, 0, 0, 0, 0, 1, 2]),
+    (np.full((3, 8), -math.log(0.5)), [0, 0, 0, 0, 0, 0, 1, 2]),
+    # frames 2-4 fit both stages equally well: the second stage starts at frame 5
+    (np.array([[0, 0, 1, 1, 1, 5, 5], [5, 5, 1, 1, 1, 0, 0]], dtype=float), [0, 0, 0, 0, 0, 1, 1]),
+]
+
+
+@pytest.mark.parametrize("costs, released", RELEASED_TIES)
+def test_latest_ties_reproduce_the_release_and_earliest_is_the_default(costs, released):
+    latest, total_latest = viterbi_segment(costs, math.log(0.5), math.log(0.5), "latest")
+    earliest, total_earliest = viterbi_segment(costs, math.log(0.5), math.log(0.5))
+    assert latest.tolist() == released
+    assert total_latest == pytest.approx(total_earliest)  # equally good paths ...
+    assert earliest.tolist() != released  # ... and the default picks the other end of the tie
+    starts = lambda path: (np.flatnonzero(np.diff(path)) + 1).tolist()  # noqa: E731
+    assert all(e <= l for e, l in zip(starts(earliest), starts(latest)))
+
+
+def test_unknown_tie_rule_is_refused():
+    with pytest.raises(ValueError, match="ties"):
+        viterbi_segment(np.zeros((2, 3)), math.log(0.5), math.log(0.5), "middle")
 
 
 @settings(max_examples=100, deadline=None)

@@ -34,6 +34,13 @@ LOCALIZERS = {
     "coarse-to-fine": ["localizer.coarse_to_fine.enabled=true", "localizer.coarse_to_fine.coarse_stride=3"],
     "no_viterbi": ["localizer.method=no_viterbi"],
     "uniform": ["localizer.method=uniform"],
+    # configs/paper.yaml's behaviours: the release's prompts, links by name, wholesale refinement, its Viterbi
+    "as released": [
+        "endpoints.response_format=json_object", "endpoints.max_reasks=0", "proposer.prompt_style=release",
+        "proposer.enforce_counts=false", "proposer.refinement=wholesale", "proposer.link_by=name",
+        "differencer.prompt_style=release", "localizer.viterbi_ties=latest", "localizer.score_floor=replace_zeros",
+        "localizer.burst_step=as_released",
+    ],
 }
 
 

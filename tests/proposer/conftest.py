@@ -82,10 +82,10 @@ def request_kind(req: ChatRequest) -> str:
     from the response-format schema name."""
     name = req.response_format["json_schema"]["name"]
     if name == "StagesAnswer":
-        return "refine" if "Remove the strings" in req.text else "stages"
+        return "refine" if "Remove the strings" in req.text or "filter out" in req.text else "stages"
     kinds = {
         "DifferencesAnswer": "differences", "DimensionDifferencesAnswer": "dimensions", "LinksAnswer": "links",
-        "ProposalAnswer": "one",
+        "StageNameLinks": "links", "ProposalAnswer": "one",
     }
     return kinds[name]
 

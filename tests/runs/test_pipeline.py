@@ -222,3 +222,35 @@ def test_reuse_per_action_proposes_stages_once_per_action(synth_dir, tmp_path, o
     assert n_easy >= 2 and per_sample == n_easy and reused == 1
     results = ResultsStore(tmp_path / "reuse").load().values()
     assert len({tuple(s.name for s in r.proposal.stages) for r in results}) == 1
+
+
+def test_a_run_on_stand_ins_says_so_under_its_numbers(synth_dir, tmp_path, offline_sets, scripted_server, capsys):
+    """Issue 22: the console printed accuracy, p-values and a cost for the scripted server and random CLIP with no
+    word that they are stand-ins; it now says so, as the HTML report's banner does, and so does report.md."""
+    out = tmp_path / "run"
+    assert _run(synth_dir, out, offline_sets) == 0
+    printed = capsys.readouterr().out
+    notice = printed[printed.index("NOTE: stand-ins"):]
+    assert notice.splitlines()[0] == (
+        "NOTE: stand-ins, not models, produced these results: the scores, p-values and estimated cost above say "
+        "nothing about the method"
+    )
+    assert f"proposer (gpt-4o-mini-2024-07-18), differencer (gpt-4o-2024-05-13): answered by viddiff's scripted " \
+           f"stand-in server at {scripted_server.base_url}" in notice
+    assert "CLIP (viddiff-test-tiny-clip): random weights" in notice
+    assert printed.index("Closed accuracy") < printed.index("NOTE: stand-ins")
+    assert "NOTE: stand-ins, not models, produced these results" in (out / "report.md").read_text()
+
+
+def test_compare_on_stand_ins_says_so(synth_dir, tmp_path, offline_sets, capsys):
+    from viddiff.cli import main
+
+    video_a = next(a for a in sorted((synth_dir / "videos").glob("*_a.mp4")) if a.with_name(a.name[:-6] + "_b.mp4").is_file())
+    args = ["compare", str(video_a), str(video_a.with_name(video_a.name[:-6] + "_b.mp4")), "--action", "squat",
+            "--difference", "the squat is deeper", *offline_sets]
+    assert main(args) == 0
+    assert "NOTE: stand-ins, not models, produced these results" in capsys.readouterr().out
+    assert main([*args, "--json"]) == 0  # --json stays pure JSON; the notice goes to stderr then
+    captured = capsys.readouterr()
+    json.loads(captured.out)
+    assert "NOTE: stand-ins" in captured.err

@@ -97,10 +97,14 @@ def _run_limited(limit: int, args: list[str]) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_a_file_size_limit_mid_run_is_one_line_and_resumable(synth_dir, server, clean, tmp_path):
-    """RLIMIT_FSIZE lets samples.jsonl take its first line and half of the second (a real short write)."""
-    first, second = [len(x) for x in (clean / "samples.jsonl").read_bytes().splitlines(keepends=True)[:2]]
-    limit = first + second // 2
-    assert limit > (clean / "config.yaml").stat().st_size  # so the limit hits samples.jsonl, not config.yaml
+    """RLIMIT_FSIZE lets samples.jsonl take its first lines and half of the next (a real short write)."""
+    lines = [len(x) for x in (clean / "samples.jsonl").read_bytes().splitlines(keepends=True)]
+    # The limit falls half-way through the first line that ends past config.yaml's size, so that it hits
+    # samples.jsonl (written line by line, one sample at a time here), not config.yaml.
+    config_size = (clean / "config.yaml").stat().st_size
+    kept = next(k for k in range(len(lines)) if sum(lines[:k]) + lines[k] // 2 > config_size)
+    assert 1 <= kept < len(lines)
+    limit = sum(lines[:kept]) + lines[kept] // 2
     out = tmp_path / "run"
     proc = _run_limited(limit, _args(synth_dir, out, server, tmp_path / "c.sqlite"))
     assert proc.returncode == 2, proc.stderr
@@ -109,8 +113,8 @@ def test_a_file_size_limit_mid_run_is_one_line_and_resumable(synth_dir, server, 
         f"viddiff: error: cannot write {out / 'samples.jsonl'}: File too large (EFBIG); "
         "finished samples are kept: fix this, then re-run with --resume"
     )
-    assert (out / "samples.jsonl").stat().st_size == first  # the torn second line was rolled back
-    assert len(ResultsStore(out).load()) == 1
+    assert (out / "samples.jsonl").stat().st_size == sum(lines[:kept])  # the torn line was rolled back
+    assert len(ResultsStore(out).load()) == kept
 
     assert main([*_args(synth_dir, out, server, tmp_path / "c.sqlite"), "--resume"]) == 0
     assert json.loads((out / "predictions.json").read_text()) == json.loads((clean / "predictions.json").read_text())
@@ -152,3 +156,57 @@ def test_a_full_disk_mid_run_is_one_line_and_resumable(synth_dir, server, clean,
     subprocess.run(["cp", "-a", str(out), str(moved)], check=True)
     assert main([*_args(synth_dir, moved, server, tmp_path / "c.sqlite"), "--resume"]) == 0
     assert json.loads((moved / "predictions.json").read_text()) == json.loads((clean / "predictions.json").read_text())
+
+
+# --- links in the output directory (issue 22): never write through them --------------------------------------
+
+
+@pytest.mark.parametrize("name", ["samples.jsonl", "failures.jsonl", LOCK_FILE, "report"])
+def test_a_fresh_run_refuses_a_dangling_link_and_writes_nothing_outside(synth_dir, server, tmp_path, capsys, name):
+    out, outside = tmp_path / "run", tmp_path / "elsewhere" / "target"
+    out.mkdir()
+    outside.parent.mkdir()
+    (out / name).symlink_to(outside)
+    capsys.readouterr()
+    extra = ["--report"] if name == "report" else []
+    assert main([*_args(synth_dir, out, server, tmp_path / "c.sqlite"), *extra]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert line == (
+        f"viddiff: error: {out / name} is a symbolic link (to {outside}); viddiff never writes through a link in "
+        "its output directory: remove the link, or choose another --output"
+    )
+    assert list(outside.parent.iterdir()) == []
+    assert not (out / "config.yaml").exists()  # refused before anything was written
+
+
+def test_resume_refuses_a_linked_results_file_and_leaves_its_target_alone(synth_dir, server, clean, tmp_path, capsys):
+    out = tmp_path / "run"
+    subprocess.run(["cp", "-a", str(clean), str(out)], check=True)
+    target = tmp_path / "kept-elsewhere.jsonl"
+    (out / "samples.jsonl").rename(target)
+    lines = target.read_bytes().splitlines(keepends=True)
+    target.write_bytes(b"".join(lines[:1]))  # one sample missing: a resume would append to the target
+    (out / "samples.jsonl").symlink_to(target)
+    before = target.read_bytes()
+    capsys.readouterr()
+    assert main([*_args(synth_dir, out, server, tmp_path / "c.sqlite"), "--resume"]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert line.startswith(f"viddiff: error: {out / 'samples.jsonl'} is a symbolic link (to {target})")
+    assert target.read_bytes() == before
+
+
+def test_appending_to_a_results_log_never_follows_a_link(tmp_path):
+    """The guard at the appends themselves, for a link made after the run's start check."""
+    target = tmp_path / "target.jsonl"
+    target.write_bytes(b"")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "samples.jsonl").symlink_to(target)
+    store = ResultsStore(tmp_path / "out")
+    from viddiff.errors import OutputError
+    from viddiff.schema import SampleResult
+
+    with pytest.raises(OutputError, match="is a symbolic link"):
+        store.append(SampleResult(sample_key="s", index=0, mode="closed"))
+    with pytest.raises(OutputError, match="is a symbolic link"):
+        store.load()
+    assert target.read_bytes() == b""

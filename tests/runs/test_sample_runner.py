@@ -245,3 +245,38 @@ def test_a_budget_needs_prices_for_the_method_models(env, synth_dir, tmp_path, c
         line = _error_line(_run(synth_dir, tmp_path / "run", sets), capsys.readouterr().err)
     assert "'local-llm' (proposer) has no price" in line and "endpoints.prices.local-llm.input_per_mtok" in line
     assert not server.requests
+
+
+def test_answers_that_stay_invalid_are_said_counted_and_exit_1(env, synth_dir, tmp_path, capsys):
+    """A differencer that never answers validly (issue 22): each verdict is recorded as invalid (null, counted
+    wrong, never guessed), and the run says so at the end, counts them in metrics.json and report.md, exits 1."""
+    responder = FailingWhen(ScriptedModel(), lambda r: "Statement:" in r.text, lambda r: '{"verdict": "unsure"}')
+    out = tmp_path / "run"
+    with FakeOpenAIServer(responder) as server:
+        code = _run(synth_dir, out, _sets(server, tmp_path / "c.sqlite", "endpoints.max_reasks=1"))
+    captured = capsys.readouterr()
+    assert code == 1, captured.err
+    predictions = _json(out / "predictions.json")
+    n = sum(len(p) for p in predictions)
+    assert n > 3 and all(v is None for p in predictions for v in p.values())
+    assert not (out / "errors.json").exists()  # every sample finished: nothing for --resume to retry
+    counts = _json(out / "metrics.json")["counts"]
+    assert counts["invalid_answers"] == n and counts["samples_with_invalid_answers"] == 3
+    assert f"{n} answers stayed invalid" in (out / "report.md").read_text()
+    assert captured.out.rstrip().splitlines()[-1] == (
+        f"viddiff: {n} of {n} answers in 3 of 3 samples stayed invalid after the re-asks; their predictions "
+        f"are null and count as wrong (the answers are under raw_answers in {out}/samples.jsonl)"
+    )
+
+
+def test_open_run_whose_judge_never_answers_validly_exits_1(env, synth_dir, tmp_path, capsys):
+    """The method's answers are fine, the evaluation's judge is not: the run says its scores are incomplete."""
+    responder = FailingWhen(ScriptedModel(), lambda r: "G (ground truth)" in r.text, lambda r: '{"matches": "all"}')
+    out = tmp_path / "run"
+    with FakeOpenAIServer(responder) as server:
+        code = _run(synth_dir, out, _sets(server, tmp_path / "c.sqlite", "eval.max_reasks=0"), mode="open")
+    last = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert code == 1
+    assert last.startswith("viddiff: the scores are incomplete: the judge's answers stayed invalid for 3 of 3 samples")
+    assert f"see judge_issues in {out / 'metrics.json'}" in last
+    assert _json(out / "metrics.json")["counts"]["judge_issues"] == 3

@@ -1,4 +1,5 @@
-"""``viddiff audit``: the original order, A and B swapped, and identical videos, scored together."""
+"""``viddiff audit``: the original order, A and B swapped, and identical videos, scored together; on a benchmark
+of paired single-video questions, answering with and without the pair's other video (``task_pairs``)."""
 
 from __future__ import annotations
 
@@ -19,9 +20,15 @@ def cli_audit(args) -> int:
     from viddiff.store import prepare_output_dir
 
     cfg = config_from_args(args)
+    args.method = args.method or benchmarks.of(cfg).default_method
+    if benchmarks.of(cfg).pair_aware_override:
+        from viddiff.audit.task_pairs import audit_task_pairs
+
+        return audit_task_pairs(args, cfg, benchmarks.of(cfg))
     if cfg.data.benchmark != "viddiffbench":
         raise ViddiffError(
-            f"viddiff audit needs a/b answers to swap: it runs on VidDiffBench (closed or open), not {cfg.data.benchmark}"
+            f"viddiff audit needs a/b answers to swap (VidDiffBench, closed or open) or pairs of single-video "
+            f"questions to show together (VidPair-Halluc), not {cfg.data.benchmark}"
         )
     mode = benchmarks.resolve_mode(cfg, args.mode)
     method = audited_method(cfg, args.method, args.model)

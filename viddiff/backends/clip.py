@@ -24,9 +24,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 import open_clip
@@ -38,6 +39,7 @@ from tqdm.auto import tqdm
 from viddiff.backends.clip_int8 import quantize_image_tower
 from viddiff.backends.cpu import configure_torch_threads
 from viddiff.backends.embedders import EmbedStats
+from viddiff.backends.stopping import raise_if_stopped
 from viddiff.cache import Cache, hash_key
 from viddiff.config import ClipConfig, ConfigError
 from viddiff.errors import ModelLoadError, ViddiffError
@@ -163,6 +165,40 @@ def _model_id(cfg: ClipConfig) -> str:
     return f"{cfg.model}{arch}:random-init:{RANDOM_INIT_SEED}:open_clip-{open_clip.__version__}"
 
 
+_OPEN_CLIP_RANDOM = "No pretrained weights loaded for model"
+
+
+class _LastResort(logging.Handler):
+    """Stands in for "no handler": what Python prints then (``logging.lastResort``), minus ``basicConfig``."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if logging.lastResort is not None and record.levelno >= logging.lastResort.level:
+            logging.lastResort.handle(record)
+
+
+@contextmanager
+def _open_clip_logging(*, said_random: bool) -> Iterator[None]:
+    """While open_clip builds a model: its "No pretrained weights loaded" warning is dropped when we have said
+    so ourselves (unless the root logger is at DEBUG, as under ``--debug``), and its module-level
+    ``logging.info``/``warning`` calls cannot run ``logging.basicConfig`` and so configure an app's logging
+    behind its back (they do when the root logger has no handler)."""
+    root = logging.getLogger()
+
+    def drop_repeat(record: logging.LogRecord) -> bool:
+        return not (said_random and str(record.msg).startswith(_OPEN_CLIP_RANDOM) and not root.isEnabledFor(logging.DEBUG))
+
+    stand_in = _LastResort() if not root.handlers else None
+    root.addFilter(drop_repeat)
+    if stand_in is not None:
+        root.addHandler(stand_in)
+    try:
+        yield
+    finally:
+        root.removeFilter(drop_repeat)
+        if stand_in is not None:
+            root.removeHandler(stand_in)
+
+
 def _as_frames(frames: Frames) -> list[np.ndarray]:
     if isinstance(frames, np.ndarray):
         if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
@@ -285,12 +321,13 @@ class ClipEmbedder:
         build_precision = "fp32" if self.precision == "int8" else self.precision
         try:
             # Seeded init on a forked RNG: same random weights in every process, caller's RNG untouched.
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(RANDOM_INIT_SEED)
-                model, _, preprocess = open_clip.create_model_and_transforms(
-                    cfg.model, pretrained=weights, precision=build_precision, device=self.device, **kwargs
-                )
-            tokenizer = open_clip.get_tokenizer(cfg.model)
+            with _open_clip_logging(said_random=weights is None):
+                with torch.random.fork_rng(devices=[]):
+                    torch.manual_seed(RANDOM_INIT_SEED)
+                    model, _, preprocess = open_clip.create_model_and_transforms(
+                        cfg.model, pretrained=weights, precision=build_precision, device=self.device, **kwargs
+                    )
+                tokenizer = open_clip.get_tokenizer(cfg.model)
         except (RuntimeError, OSError, ValueError, KeyError) as exc:
             raise ModelLoadError(self._load_failure(exc)) from exc
         model.eval()
@@ -320,6 +357,7 @@ class ClipEmbedder:
         loaded = self._model()
         out = []
         for start in _batches(len(frames), self.cfg.batch_size, "CLIP frames"):
+            raise_if_stopped()
             chunk = frames[start : start + self.cfg.batch_size]
             pixels = torch.stack([loaded.preprocess(Image.fromarray(f)) for f in chunk])
             pixels = pixels.to(self.device, dtype=loaded.input_dtype)
@@ -332,6 +370,7 @@ class ClipEmbedder:
         loaded = self._model()
         out = []
         for start in _batches(len(texts), self.cfg.batch_size, "CLIP texts"):
+            raise_if_stopped()
             tokens = loaded.tokenizer(texts[start : start + self.cfg.batch_size]).to(self.device)
             with torch.inference_mode():
                 features = loaded.model.encode_text(tokens)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Optional, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Optional, Sequence
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from viddiff.config import Config, ModelCallConfig
 from viddiff.data.dataset import Dataset
@@ -26,6 +26,30 @@ Table = tuple[str, list[str], list[list[str]]]
 """A score table: title, header, rows (as ``report.md`` and the HTML index show them)."""
 
 
+class CheckLine(BaseModel):
+    """One scored check of one sample (a constraint, a question), as a sample's HTML page lists it."""
+
+    label: str
+    passed: Optional[bool]
+    """``None``: not scored."""
+    detail: str = ""
+class TaskVerdict(BaseModel):
+    """How a single-video task's answer was scored, as the HTML report shows it beside the answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: Optional[str] = None
+    """The question or instruction as a reader wants it (without the benchmark's answering instructions)."""
+    role: Optional[str] = None
+    """What the task's video is to the benchmark (VidPair-Halluc: ``positive`` or ``adversarial``)."""
+    expected: Optional[str] = None
+    reading: Optional[str] = None
+    """How the scorer read the answer (``yes``, ``AC``, ``7/10``)."""
+    outcome: str = ""
+    correct: Optional[bool] = None
+    """``None`` when not scored right or wrong."""
+
+
 class Benchmark(ABC):
     """A benchmark: its data, its task modes, its prediction format and its scorer."""
 
@@ -35,6 +59,8 @@ class Benchmark(ABC):
     """Display name."""
     modes: ClassVar[tuple[Mode, ...]]
     """The task modes it scores, the default first."""
+    default_method: ClassVar[str] = "viddiff"
+    """The method ``viddiff run`` uses on it when ``--method`` is not given (one that can answer its modes)."""
     has_splits: ClassVar[bool] = True
     """Whether ``--split`` selects samples."""
     records_file: ClassVar[str]
@@ -82,6 +108,10 @@ class Benchmark(ABC):
         """Write a synthetic fixture in this benchmark's format under ``out``, read it back with the real
         loader, and return the lines that summarise it."""
 
+    def check_selection(self, dataset: Dataset, mode: Mode) -> None:
+        """Refuse a selection that ``mode`` cannot use (annotations only that mode needs are missing), before
+        any model call or scoring; the default accepts every selection."""
+
     # ------------------------------------------------------------------ predictions and scores
 
     @abstractmethod
@@ -111,6 +141,11 @@ class Benchmark(ABC):
     ) -> None:
         """Write ``metrics.json``, :attr:`records_file` and ``report.md`` into ``out_dir``."""
 
+    def incomplete_scores(self, metrics: BaseModel, metrics_file: Path) -> str:
+        """Why ``metrics`` are not a complete score (e.g. judge answers that stayed invalid), as the last line
+        a command prints before it exits 1; ``""`` when they are complete. ``metrics_file``: where they went."""
+        return ""
+
     @abstractmethod
     def format_table(self, metrics: BaseModel) -> str:
         """The console summary of a score."""
@@ -123,6 +158,35 @@ class Benchmark(ABC):
         """One line summarising the score (HTML report)."""
         return f"{getattr(metrics, 'n_samples', 0)} samples scored"
 
+    report_pages: ClassVar[Literal["sample", "group"]] = "sample"
+    """HTML report layout: one page per sample (with :meth:`sample_checks`), or, for single-video tasks asked of
+    several videos, one page per group of samples (``Sample.action``: a pair's videos with each question and the
+    answer about each, scored by :meth:`task_verdicts`)."""
+
+    def sample_checks(self, metrics: BaseModel, sample_key: str) -> list[CheckLine]:
+        """The checks one sample was scored on, for its HTML page (single-video tasks; pair benchmarks' pages
+        show their per-difference records instead)."""
+        return []
+
+    def sample_score(self, metrics: BaseModel, sample_key: str) -> Optional[str]:
+        """A short score of one sample for the HTML index ("3 of 5 constraints"), where the benchmark has one."""
+        return None
+
     def judge_calls(self, cfg: Config, mode: Mode) -> list[tuple[str, ModelCallConfig]]:
         """The chat models that score ``mode`` (role, call), so reports can name them."""
         return []
+
+    def task_verdicts(self, metrics: BaseModel) -> dict[str, TaskVerdict]:
+        """Group pages (``report_pages = "group"``): each sample's scored verdict by sample key ({} if none)."""
+        return {}
+
+    # ------------------------------------------------------------------ pairs of single-video tasks
+
+    pair_aware_override: ClassVar[Optional[str]] = None
+    """The ``--set`` that makes this benchmark ask pair-aware (each task's video shown with its pair's other video);
+    ``None`` when it has no pairs. ``viddiff audit`` then runs it both ways."""
+
+    def pair_audit(self, single: dict[str, Any], pair_aware: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """``viddiff audit``: the scores (as each run's ``metrics`` JSON) of the single-video and the pair-aware run
+        side by side, as ``(metrics.json payload, report.md text)``."""
+        raise ViddiffError(f"{self.title} has no pairs to audit")

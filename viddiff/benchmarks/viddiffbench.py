@@ -18,6 +18,7 @@ from viddiff.eval import report
 from viddiff.eval.closed import ClosedMetrics
 from viddiff.eval.open import OpenMetrics
 from viddiff.eval.runner import evaluate
+from viddiff.errors import DatasetError
 from viddiff.eval.tables import pct
 from viddiff.schema import Mode, Sample, SampleResult
 
@@ -92,7 +93,14 @@ class VidDiffBench(Benchmark):
                 )
         return out
 
+    def check_selection(self, dataset: Dataset, mode: Mode) -> None:
+        if mode == "open" and dataset.missing_n_diff:
+            raise DatasetError(
+                f"open mode needs N_diff, and {dataset.missing_n_diff} (closed mode does not use it)"
+            )
+
     def score(self, dataset: Dataset, predictions: Any, mode: Mode, cfg: Config, client: Any = None) -> Metrics:
+        self.check_selection(dataset, mode)
         return evaluate(dataset.samples, predictions, mode, cfg, client)
 
     def write_report(
@@ -108,6 +116,18 @@ class VidDiffBench(Benchmark):
         report.write_report(
             out_dir, metrics, cfg=cfg, dataset_source=dataset_source, dataset_revision=dataset_revision,
             failed_samples=failed_samples,
+        )
+
+    def incomplete_scores(self, metrics: Metrics, metrics_file: Path) -> str:  # type: ignore[override]
+        if isinstance(metrics, ClosedMetrics) or not metrics.judge_issues:
+            return ""
+        samples = {issue.index for issue in metrics.judge_issues}
+        keys = {(issue.index, key) for issue in metrics.judge_issues for key in issue.gt_keys}
+        return (
+            f"the scores are incomplete: the judge's answers stayed invalid for {len(samples)} of {metrics.n_samples} "
+            f"samples ({len(keys)} ground-truth differences could not be judged and count as not found); see "
+            f"judge_issues in {metrics_file}, then score again with more re-asks (--set eval.max_reasks=N) or "
+            "another judge (--set eval.judge.model=...)"
         )
 
     def format_table(self, metrics: Metrics) -> str:  # type: ignore[override]

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import sys
 
 from viddiff.api import ComparisonResult, EventView, VidDiff, run_once, build_describe_sample, build_sample, to_comparison
 from viddiff.config import config_from_args
 from viddiff.errors import ViddiffError
+from viddiff.localizer.localize import needs_clip
 from viddiff.methods.events import Finished
 from viddiff.methods.viddiff import PairRun
+from viddiff.pose.measure import describe_evidence
 from viddiff.report.compare import PairOutputs
+from viddiff.report.standins import model_roles, stand_in_notice
+from viddiff.runs.cost_guard import dollars
 from viddiff.schema import Mode, Sample, StageUsage
 
 
@@ -34,6 +39,8 @@ def check_compare_flags(args: argparse.Namespace) -> None:
 def cli_compare(args: argparse.Namespace) -> int:
     check_compare_flags(args)
     cfg = config_from_args(args)
+    if getattr(args, "pose", False):
+        cfg = cfg.model_copy(update={"pose": cfg.pose.model_copy(update={"evidence": True})})
     if args.describe:
         if args.difference:
             raise ViddiffError("--describe proposes its own differences; drop --difference")
@@ -47,15 +54,23 @@ def cli_compare(args: argparse.Namespace) -> int:
         )
     outputs = PairOutputs.from_args(args, cfg, sample)  # checked before any model call
     if args.json_lines:
-        outputs.write(run_once(cfg, lambda vd: print_events(vd, sample, mode, args.fps)), cfg)
-        return 0
-    run = run_once(cfg, lambda vd: vd.arun_pair(sample, mode, fps=args.fps))
-    result = to_comparison(run.result, sample.action_description)
-    outputs.write(run, cfg)
-    if args.json:
-        print(result.model_dump_json(indent=2))
+        run = run_once(cfg, lambda vd: print_events(vd, sample, mode, args.fps))
+        outputs.write(run, cfg)
     else:
-        print(result.description if mode == "describe" else format_comparison(result))
+        run = run_once(cfg, lambda vd: vd.arun_pair(sample, mode, fps=args.fps))
+        result = to_comparison(run.result, sample.action_description)
+        outputs.write(run, cfg)
+        if args.json:
+            print(result.model_dump_json(indent=2))
+        else:
+            print(result.description if mode == "describe" else format_comparison(result))
+    proposal = run.result.proposal
+    clip_used = proposal is not None and needs_clip(cfg.localizer.method, proposal.differences)
+    notice = stand_in_notice(cfg, model_roles(cfg), clip_used=clip_used)
+    if notice:
+        # beside the table; on stderr when stdout is the product itself (JSON, JSON lines, a description)
+        machine_read = args.json or args.json_lines or mode == "describe"
+        print(notice, file=sys.stderr if machine_read else sys.stdout)
     return 0
 
 
@@ -80,12 +95,14 @@ def format_comparison(result: ComparisonResult) -> str:
     for d in result.differences:
         times = f"{_fmt_times(d.times_a)} / {_fmt_times(d.times_b)}"
         lines.append(f"{d.description.ljust(width)}  {names[d.prediction]:<12}  {times}")
+        if d.evidence is not None:
+            lines.append(f"  measured: {describe_evidence(d.evidence)}")
     for note in result.notes:
         lines.append(f"note: {note}")
     total = StageUsage()
     for usage in result.usage.values():
         total = total.add(usage)
-    cost = "unknown" if total.cost_usd is None else f"${total.cost_usd:.4f}"
+    cost = "unknown" if total.cost_usd is None else dollars(total.cost_usd)[0]
     lines.append(f"\n{total.calls} model calls ({total.cache_hits} cached), {total.images} images, est. cost {cost}")
     return "\n".join(lines)
 

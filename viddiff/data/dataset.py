@@ -24,6 +24,9 @@ class Dataset:
     """The registry name of the benchmark (``viddiff.benchmarks``) the samples belong to."""
     data_dir: Optional[Path] = None
     """Folder holding the dataset's files (HF snapshot or ``--dataset`` directory), where side files live."""
+    missing_n_diff: Optional[str] = None
+    """Why some selected rows have no N_diff (how many, and the first named), or ``None``: open mode, the only
+    one that uses N_diff, refuses such a selection; closed mode never looks."""
 
     def __len__(self) -> int:
         return len(self.samples)

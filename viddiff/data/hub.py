@@ -12,8 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
+from viddiff.backends.network import unreachable_reason
 from viddiff.errors import DatasetError
 
+DEFAULT_ENDPOINT = "https://huggingface.co"
+"""huggingface_hub's endpoint when ``HF_ENDPOINT`` is not set."""
 ROW_PATTERNS = ("*.jsonl", "*.json", "*.parquet")
 """What a snapshot fetches: row files and the JSON side files beside them, never the video archives."""
 
@@ -54,6 +57,8 @@ def snapshot(repo: str, revision: Optional[str], cache_dir: Optional[str], patte
             endpoint=hub_endpoint(),
         )
     except Exception as exc:  # the hub raises many types (HTTP, offline, missing cache, bad revision)
+        if not offline:
+            unreachable(exc, repo, revision)
         mode = " (HF_HUB_OFFLINE is set and the local cache has no copy)" if offline else ""
         raise DatasetError(
             f"could not get dataset {repo!r} (revision {revision or 'main'}) from the Hugging Face hub"
@@ -61,6 +66,19 @@ def snapshot(repo: str, revision: Optional[str], cache_dir: Optional[str], patte
             "dataset.jsonl, or a .json/.jsonl/.parquet file) to use a local copy"
         ) from None
     return Path(str(folder))
+
+
+def unreachable(exc: BaseException, repo: str, revision: Optional[str]) -> None:
+    """Raise the plain "could not reach the hub" error, with how to work offline, if ``exc`` says so."""
+    reason = unreachable_reason(exc)
+    if reason is None:
+        return
+    raise DatasetError(
+        f"could not reach the Hugging Face hub at {hub_endpoint() or DEFAULT_ENDPOINT} for dataset {repo!r} "
+        f"(revision {revision or 'main'}): {reason}; to work offline, download the dataset where there is a "
+        f"network (hf download {repo} --repo-type dataset --local-dir DIR) and pass --dataset DIR, or set "
+        "HF_HUB_OFFLINE=1 to use the copy already in the Hugging Face cache"
+    ) from None
 
 
 @dataclass(frozen=True)
@@ -93,6 +111,7 @@ def list_files(repo: str, revision: Optional[str]) -> tuple[str, list[HubFile]]:
     except DatasetError:
         raise
     except Exception as exc:  # HTTP errors, unknown repo or revision, unreachable endpoint
+        unreachable(exc, repo, revision)
         raise DatasetError(
             f"could not list the files of Hugging Face dataset {repo!r} (revision {revision or 'main'}): "
             f"{type(exc).__name__}: {_short(str(exc))}"
@@ -100,6 +119,9 @@ def list_files(repo: str, revision: Optional[str]) -> tuple[str, list[HubFile]]:
     return commit, files
 
 
-def _short(text: str, limit: int = 200) -> str:
+def _short(text: str, limit: int = 300) -> str:
+    """The library's message on one line, cut at a word (never inside one) when it is long."""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "..."
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0] + " [...]"

@@ -39,14 +39,16 @@ def parse_retrieval_frames(value: Any, videos: Sequence[Any] = ()) -> Optional[R
 
     ``value`` may be a JSON string or already decoded; ``videos`` are the
     row's decoded video entries (dicts). Returns ``None`` when the row
-    carries no annotation; raises ``UnknownFormat`` when it carries one that
-    cannot be read.
+    carries no annotation (an empty value, ``{}`` or ``[]`` is none either);
+    raises ``UnknownFormat`` when it carries one that cannot be read.
     """
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = json.loads(value) if value.strip() else None
         except json.JSONDecodeError as exc:
             raise UnknownFormat(f"not valid JSON ({exc.msg} at char {exc.pos})") from None
+    if isinstance(value, (dict, list, tuple)) and not value:
+        value = None
     if value is not None:
         return _none_if_empty(_from_value(value))
     per_video = [v.get("retrieval_frames") if isinstance(v, dict) else None for v in videos]

@@ -78,6 +78,8 @@ class RowContext:
     max_text_chars: Optional[int] = DataConfig.model_fields["max_text_chars"].default
     unreadable_retrieval: list[str] = field(default_factory=list)
     """``retrieval_frames`` in no known shape, as "row: reason" (reported once per load)."""
+    missing_n_diff: dict[str, str] = field(default_factory=dict)
+    """Sample key → why its row has no N_diff (only open mode needs one; it refuses such a selection)."""
 
 
 class _Row:
@@ -205,22 +207,22 @@ def _domain(r: _Row, action: str, domain_from_split: Optional[str]) -> str:
 
 
 def _n_differences(r: _Row, action: str) -> int:
-    """N_diff from the row's ``n_differences_open_prediction``, else from ``n_differences.json`` beside the data."""
+    """N_diff from the row's ``n_differences_open_prediction``, else from ``n_differences.json`` beside the data.
+
+    A row with neither gets 0 and is noted in the context: closed mode never uses N_diff, open mode refuses
+    the selection (:func:`viddiff.data.dataset.Dataset.missing_n_diff`)."""
     value = r.row.get("n_differences_open_prediction")
     if value is None:
         side = r.context.side
         table = side.n_differences
         if table is None:
-            r.fail(
-                "n_differences_open_prediction",
-                f"missing, and there is no {side.describe(N_DIFFERENCES_FILE)}; add the column or the file (action -> N)",
-            )
-        if action not in table:
-            r.fail(
-                "n_differences_open_prediction",
-                f"missing, and action {action!r} is not in {side.path(N_DIFFERENCES_FILE)}",
-            )
-        return table[action]
+            problem = f"missing, and there is no {side.describe(N_DIFFERENCES_FILE)}; add the column or the file (action -> N)"
+        elif action not in table:
+            problem = f"missing, and action {action!r} is not in {side.path(N_DIFFERENCES_FILE)}"
+        else:
+            return table[action]
+        r.context.missing_n_diff[str(r.row.get("sample_key"))] = f"{r.where}: field 'n_differences_open_prediction': {problem}"
+        return 0
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         r.fail("n_differences_open_prediction", f"expected a non-negative integer, got {_short(repr(value))}")
     return value
@@ -518,6 +520,7 @@ def load_dataset(cfg: DataConfig, splits: Optional[Sequence[str]] = None) -> Dat
     paths = VideoPaths.under(root, own_folder, allow_outside=cfg.allow_paths_outside_root)
     samples: list[Sample] = []
     unreadable: list[str] = []
+    missing_n_diff: dict[str, str] = {}
     for file in files:
         context = RowContext(
             paths=paths,
@@ -530,6 +533,7 @@ def load_dataset(cfg: DataConfig, splits: Optional[Sequence[str]] = None) -> Dat
             except DatasetError as exc:
                 raise DatasetError(f"{file}: {exc}") from None
         unreadable += [f"{file.name} {problem}" for problem in context.unreadable_retrieval]
+        missing_n_diff.update({key: f"{file}: {problem}" for key, problem in context.missing_n_diff.items()})
     if unreadable:
         logger.warning(
             "retrieval_frames of %d row(s) are in no known format and were ignored (the oracle localizer falls back "
@@ -539,7 +543,10 @@ def load_dataset(cfg: DataConfig, splits: Optional[Sequence[str]] = None) -> Dat
         )
     _check_unique(samples, source)
     selected = select_samples(samples, splits, cfg.subset_per_action, cfg.limit)
-    return Dataset(selected, source, revision, root, data_dir=data_dir)
+    without = [missing_n_diff[s.sample_key] for s in selected if s.sample_key in missing_n_diff]
+    n = len(without)
+    missing = f"{n} {'row has' if n == 1 else 'rows have'} none, the first: {without[0]}" if without else None
+    return Dataset(selected, source, revision, root, data_dir=data_dir, missing_n_diff=missing)
 
 
 def _check_unique(samples: Sequence[Sample], source: str) -> None:

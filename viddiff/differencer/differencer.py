@@ -62,8 +62,12 @@ class Differencer:
         seconds_between_frames: Optional[float],
         meter: Optional[UsageMeter] = None,
         frame_times_s: Optional[tuple[Sequence[float], Sequence[float]]] = None,
+        measured: Optional[str] = None,
     ) -> Prediction:
-        """Ask ``n_votes`` times; the majority of the valid answers wins, ``None`` when there is none."""
+        """Ask ``n_votes`` times; the majority of the valid answers wins, ``None`` when there is none.
+
+        ``measured``: a body-pose measurement of this difference, given to the model as context
+        (``differencer.pose_evidence``)."""
         if not len(frames_a) or not len(frames_b):
             raise ViddiffError(
                 f"difference {difference.key!r}: need at least one frame of each video, "
@@ -78,9 +82,11 @@ class Differencer:
             seconds_between_frames=seconds_between_frames,
             options=self.cfg.options,
             frame_times_s=frame_times_s,
+            style=self.cfg.prompt_style,
+            measured=measured,
         )
         messages = [
-            system_message(prompts.system_prompt(action)),
+            system_message(prompts.system_prompt(action, self.cfg.prompt_style)),
             user_message(text, *frames_a, *frames_b, image=self.cfg.image),
         ]
         schema = AnswerABC if self.cfg.options == "abc" else AnswerAB

@@ -53,24 +53,60 @@ def make_output_dir(out_dir: Path) -> None:
 
 
 def write_scored(
-    out_dir: Path, summary: dict[str, Any], markdown: str, n_samples: int, failed_samples: Sequence[str] = ()
+    out_dir: Path,
+    summary: dict[str, Any],
+    markdown: str,
+    n_samples: int,
+    failed_samples: Sequence[str] = (),
+    failed_effect: str = "count as wrong",
 ) -> None:
     """Write ``metrics.json`` (``summary``) and ``report.md`` (``markdown``) atomically, for any benchmark.
 
-    ``failed_samples``: samples the method never finished (their predictions are empty and count wrong);
-    both files say how many.
+    ``failed_samples``: samples the method never finished (their predictions are empty and, by default, count
+    wrong: ``failed_effect`` says what the benchmark's scorer does with them); both files say how many.
     """
     if failed_samples:
         summary["counts"]["failed_samples"] = len(failed_samples)
         summary["failed_samples"] = list(failed_samples)
-        title, _, rest = markdown.partition("\n")
         note = (
             f"**{len(failed_samples)} of {n_samples} samples failed** (see errors.json): their predictions "
-            "are null and count as wrong; `--resume` retries them."
+            f"are null and {failed_effect}; `--resume` retries them."
         )
-        markdown = f"{title}\n\n{note}\n{rest}"
+        markdown = _under_title(markdown, note)
     write_text_atomic(Path(out_dir) / METRICS_FILE, json.dumps(summary, indent=2) + "\n")
     write_text_atomic(Path(out_dir) / REPORT_FILE, markdown)
+
+
+def note_invalid_answers(out_dir: Path, invalid: dict[str, list[str]], n_verdicts: int) -> None:
+    """Add a run's verdicts that never got a valid answer to the ``metrics.json`` and ``report.md`` just written.
+
+    ``invalid``: sample key → difference keys. The predictions file holds only ``null`` for them, so scoring
+    alone cannot tell them from a method's deliberate abstention; the run that saw the answers says it here.
+    """
+    n_invalid = sum(len(keys) for keys in invalid.values())
+    metrics_path, report_path = Path(out_dir) / METRICS_FILE, Path(out_dir) / REPORT_FILE
+    summary = json.loads(metrics_path.read_text(encoding="utf-8"))
+    summary["counts"].update(invalid_answers=n_invalid, samples_with_invalid_answers=len(invalid))
+    summary["invalid_answers"] = {key: list(keys) for key, keys in invalid.items()}
+    note = (
+        f"**{n_invalid} answers stayed invalid** (of {n_verdicts} verdicts, in {len(invalid)} samples): the model "
+        "never gave a valid answer after the re-asks; their predictions are null and count as wrong "
+        "(`invalid_answers` in metrics.json, the answers under `raw_answers` in samples.jsonl)."
+    )
+    markdown = _under_title(report_path.read_text(encoding="utf-8"), note)
+    write_text_atomic(metrics_path, json.dumps(summary, indent=2) + "\n")
+    write_text_atomic(report_path, markdown)
+
+
+def note_in_report(out_dir: Path, note: str) -> None:
+    """Put ``note`` (markdown) under the title of the ``report.md`` just written (e.g. the stand-in notice)."""
+    path = Path(out_dir) / REPORT_FILE
+    write_text_atomic(path, _under_title(path.read_text(encoding="utf-8"), note))
+
+
+def _under_title(markdown: str, note: str) -> str:
+    title, _, rest = markdown.partition("\n")
+    return f"{title}\n\n{note}\n{rest}"
 
 
 def metrics_summary(

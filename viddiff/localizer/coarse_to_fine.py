@@ -27,8 +27,8 @@ from typing import Callable
 
 import numpy as np
 
-from viddiff.localizer.scores import normalise_scores, stage_costs
-from viddiff.localizer.viterbi import viterbi_segment
+from viddiff.localizer.scores import ScoreFloor, normalise_scores, stage_costs
+from viddiff.localizer.viterbi import Ties, viterbi_segment
 
 SimilarityAt = Callable[[np.ndarray], np.ndarray]
 """Raw per-stage similarities of the frames at the given sorted positions: (n,) int → (K, n) float."""
@@ -70,6 +70,8 @@ def coarse_to_fine_segment(
     stay_logp: float,
     advance_logp: float,
     eps: float,
+    floor: ScoreFloor = "add",
+    ties: Ties = "earliest",
 ) -> CoarseToFineResult:
     """Monotone stage path over ``n_frames`` frames, embedding as few frames as the boundaries need.
 
@@ -92,8 +94,8 @@ def coarse_to_fine_segment(
         known[todo] = True
         rounds += 1
         embedded = np.flatnonzero(known)
-        costs = stage_costs(normalise_scores(_interpolate(raw[:, embedded], embedded, n_frames)), eps)
-        path, _ = viterbi_segment(costs, stay_logp, advance_logp)
+        costs = stage_costs(normalise_scores(_interpolate(raw[:, embedded], embedded, n_frames)), eps, floor)
+        path, _ = viterbi_segment(costs, stay_logp, advance_logp, ties)
         todo = _unembedded_near_boundaries(path, known, refine_radius)
         if todo.size == 0:
             return CoarseToFineResult(path=path, embedded=embedded, rounds=rounds)

@@ -10,10 +10,13 @@ stages, spaced in time so the VLM can see movement.
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 
 from viddiff.schema import NumFrames
+
+BurstStep = Literal["distinct", "as_released"]
 
 
 def select_keyframes(
@@ -25,8 +28,10 @@ def select_keyframes(
     fps: float,
     frame_sep_s: float,
     n_total: int,
+    step_rule: BurstStep = "distinct",
 ) -> list[int]:
-    """Sorted, distinct positions in the sampled frame sequence (``0 … n_total-1``).
+    """Sorted positions in the sampled frame sequence (``0 … n_total-1``), distinct unless ``step_rule``
+    is ``"as_released"``.
 
     ``spans`` are ``[start, end)`` positions per stage (from Viterbi or an
     ablation); ``fps`` is the rate of the sampled sequence.
@@ -34,27 +39,30 @@ def select_keyframes(
     ``"1"``: the middle frame (lower middle for even lengths) of the first
     linked stage. ``"gt_1"``: ``n_frames`` frames centred on the middle of the
     union of the linked spans, ``frame_sep_s`` apart rounded to sampled frames
-    but at least one frame apart, so low fps never yields repeated frames. The
-    burst is shifted as a whole to fit inside the video, and its spacing shrinks
-    if even that does not fit; a video with fewer than ``n_frames`` frames
-    gives all its frames.
+    but at least one frame apart, so low fps never yields repeated frames
+    (``step_rule="as_released"``: rounded as the authors' release does, see
+    :func:`burst_step`, so 1 fps repeats one frame). The burst is shifted as a
+    whole to fit inside the video, and its spacing shrinks if even that does not
+    fit; a video with fewer than ``n_frames`` frames gives all its frames.
     """
     _check_inputs(spans, linked_stages, n_total)
     if num_frames == "1":
         start, end = spans[linked_stages[0]]
         return [(start + end - 1) // 2]
     _check_burst(num_frames, n_frames, fps, frame_sep_s)
-    if n_total <= n_frames:
-        return list(range(n_total))
     start = min(spans[k][0] for k in linked_stages)
     end = max(spans[k][1] for k in linked_stages)
     centre = (start + end - 1) // 2
+    if step_rule == "as_released" and round(frame_sep_s * fps) == 0:
+        return [centre] * n_frames  # the release's burst at low fps, whatever the video's length
+    if n_total <= n_frames:
+        return list(range(n_total))
     if n_frames == 1:
         return [centre]
-    step = burst_step(n_frames, fps, frame_sep_s, n_total)
+    step = burst_step(n_frames, fps, frame_sep_s, n_total, step_rule)
     width = (n_frames - 1) * step
     first = min(max(centre - width // 2, 0), n_total - 1 - width)
-    return list(range(first, first + width + 1, step))
+    return [first + i * step for i in range(n_frames)]
 
 
 def _check_burst(num_frames: NumFrames, n_frames: int, fps: float, frame_sep_s: float) -> None:
@@ -64,10 +72,22 @@ def _check_burst(num_frames: NumFrames, n_frames: int, fps: float, frame_sep_s: 
         raise ValueError(f"need n_frames >= 1, fps > 0 and frame_sep_s > 0, got {n_frames}, {fps}, {frame_sep_s}")
 
 
-def burst_step(n_frames: int, fps: float, frame_sep_s: float, n_total: int) -> int:
-    """Sampled frames between the frames of a ``gt_1`` burst: ``frame_sep_s`` rounded to frames, at least 1,
-    and small enough that ``n_frames`` frames fit in ``n_total`` (needs ``n_total > n_frames > 1``)."""
-    step = max(1, math.floor(frame_sep_s * fps + 0.5))
+def burst_step(
+    n_frames: int, fps: float, frame_sep_s: float, n_total: int, step_rule: BurstStep = "distinct"
+) -> int:
+    """Sampled frames between the frames of a ``gt_1`` burst, small enough that ``n_frames`` frames fit in
+    ``n_total`` (needs ``n_total > n_frames > 1``).
+
+    ``"distinct"``: ``frame_sep_s * fps`` rounded half up, at least 1. ``"as_released"``: Python's ``round``
+    (half to even) as the release computes it, which is 0 below 1.43 fps at 0.35 s (the burst is then one
+    frame repeated) and differs from half-up rounding at exact halves (30 fps: 10 frames, not 11).
+    """
+    if step_rule == "as_released":
+        step = round(frame_sep_s * fps)
+    elif step_rule == "distinct":
+        step = max(1, math.floor(frame_sep_s * fps + 0.5))
+    else:
+        raise ValueError(f"step_rule must be 'distinct' or 'as_released', got {step_rule!r}")
     return min(step, (n_total - 1) // (n_frames - 1))
 
 
@@ -79,27 +99,31 @@ def random_keyframes(
     frame_sep_s: float,
     n_total: int,
     rng: np.random.Generator,
+    step_rule: BurstStep = "distinct",
 ) -> list[int]:
     """The paper's *random* localisation ablation: as many keyframes as :func:`select_keyframes` would pick,
     with the same spacing, at a uniformly random place in the video instead of the localised one.
 
     ``"1"``: one uniformly random frame. ``"gt_1"``: a burst of ``n_frames`` frames ``burst_step`` apart whose
     first frame is uniform over every start that keeps the burst inside the video (the release draws the
-    middle frame uniformly from the same range). Sorted, distinct positions in ``0 … n_total-1``.
+    middle frame uniformly from the same range). Sorted positions in ``0 … n_total-1``, distinct unless
+    ``step_rule`` is ``"as_released"`` (the release spaces the burst like its localised one).
     """
     if n_total < 1:
         raise ValueError(f"n_total must be at least 1, got {n_total}")
     if num_frames == "1":
         return [int(rng.integers(n_total))]
     _check_burst(num_frames, n_frames, fps, frame_sep_s)
+    if step_rule == "as_released" and round(frame_sep_s * fps) == 0:
+        return [int(rng.integers(n_total))] * n_frames
     if n_total <= n_frames:
         return list(range(n_total))
     if n_frames == 1:
         return [int(rng.integers(n_total))]
-    step = burst_step(n_frames, fps, frame_sep_s, n_total)
+    step = burst_step(n_frames, fps, frame_sep_s, n_total, step_rule)
     width = (n_frames - 1) * step
     first = int(rng.integers(n_total - width))
-    return list(range(first, first + width + 1, step))
+    return [first + i * step for i in range(n_frames)]
 
 
 def _check_inputs(spans: list[tuple[int, int]], linked_stages: list[int], n_total: int) -> None:

@@ -179,6 +179,7 @@ class Localizer:
                     fps=video.fps,
                     frame_sep_s=self.cfg.frame_sep_s,
                     n_total=len(video.frame_indices),
+                    step_rule=self.cfg.burst_step,
                 )
                 if annotated is not None:
                     positions = nearest_positions(video.frame_indices, annotated[len(picked)])
@@ -190,6 +191,7 @@ class Localizer:
                         frame_sep_s=self.cfg.frame_sep_s,
                         n_total=len(video.frame_indices),
                         rng=segmented.rng,
+                        step_rule=self.cfg.burst_step,
                     )
                 picked.append(_video_keyframes(video, positions))
             keyframes.append(Keyframes(key=diff.key, a=picked[0], b=picked[1]))
@@ -266,6 +268,9 @@ class Localizer:
             first_string_scores=lambda: first_string_scores(frame_embeddings(), text_embs),
             similarities_at=lambda positions: stage_similarities(embed_at(positions), text_embs),
             stage_starts=(truth.starts, truth.end) if truth is not None else None,
+            score_floor=self.cfg.score_floor,
+            viterbi_ties=self.cfg.viterbi_ties,
+            no_viterbi_window=self.cfg.no_viterbi_window,
         )
 
     def first_frames(self, n_frames: int, max_stages: int) -> Optional[np.ndarray]:

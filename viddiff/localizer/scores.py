@@ -9,9 +9,11 @@ the absolute similarity.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Literal, Sequence
 
 import numpy as np
+
+ScoreFloor = Literal["add", "replace_zeros"]
 
 CONSTANT_RANGE = 1e-12
 """A stage whose scores vary less than this over time (rounding noise of cosine
@@ -69,11 +71,23 @@ def normalise_scores(raw: np.ndarray) -> np.ndarray:
     return np.where(flat, 0.5, np.clip(scaled, 0.0, 1.0))
 
 
-def stage_costs(scores: np.ndarray, eps: float) -> np.ndarray:
-    """Viterbi emission costs ``-log(scores + eps)``; ``eps`` keeps a zero score finite."""
+def stage_costs(scores: np.ndarray, eps: float, floor: ScoreFloor = "add") -> np.ndarray:
+    """Viterbi emission costs of normalised ``scores``; ``eps`` keeps a zero score finite.
+
+    ``floor="add"``: ``-log(scores + eps)``. ``"replace_zeros"`` (the authors' release): ``-log(scores)``
+    with zero scores replaced by ``eps``; a stage constant over time (0.5 from :func:`normalise_scores`) is
+    scored 0 there, so it costs ``-log(eps)`` on every frame. The two differ by ``log(1 + eps / s)`` for a
+    score ``s > 0``: about 0.001 at ``s = 0.01``, ``log 2`` at ``s = eps``.
+    """
     scores = np.asarray(scores, dtype=np.float64)
     if not eps > 0:
         raise ValueError(f"eps must be positive, got {eps}")
     if not np.all(np.isfinite(scores)) or np.any(scores < 0):
         raise ValueError("scores must be finite and non-negative (normalise them first)")
-    return -np.log(scores + eps)
+    if floor == "add":
+        return -np.log(scores + eps)
+    if floor != "replace_zeros":
+        raise ValueError(f"floor must be 'add' or 'replace_zeros', got {floor!r}")
+    constant = np.ptp(scores, axis=-1, keepdims=True) <= CONSTANT_RANGE
+    floored = np.where(constant | (scores == 0), eps, scores)
+    return -np.log(floored)

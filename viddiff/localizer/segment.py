@@ -9,6 +9,8 @@ stages sharing the last frame, exactly like Viterbi.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from viddiff.errors import DatasetError
@@ -32,14 +34,31 @@ def segment_argmax(scores: np.ndarray) -> list[tuple[int, int]]:
     return [(int(s), int(s) + width) for s in starts]
 
 
-def segment_best_window(first_string_scores: np.ndarray, growth: float = 1.3) -> list[tuple[int, int]]:
+RELEASED_VIDEO_RECORD_FIELDS = 5
+"""What the authors' release takes the length of in its no-Viterbi ablation: the per-video record (``path``,
+``fps_original``, ``frames_trim`` from the dataset, ``video`` and ``fps`` added on load), not the frames. Five
+fields is inferred from the released loader and dataset card; the exact field set of the Hub copy could not be
+checked offline."""
+
+
+def released_window_length(n_stages: int, growth: float = 1.3) -> int:
+    """The release's no-Viterbi window: ``int(growth * 5 / K)``, made odd: 7, 3, 3, 1, 1 frames for K = 1..5."""
+    if n_stages < 1:
+        raise ValueError(f"need at least one stage, got {n_stages}")
+    return _odd(int(growth * RELEASED_VIDEO_RECORD_FIELDS / n_stages))
+
+
+def segment_best_window(
+    first_string_scores: np.ndarray, growth: float = 1.3, length: Optional[int] = None
+) -> list[tuple[int, int]]:
     """The paper's *no Viterbi* ablation: per stage, a window around its best-matching frames, no temporal model.
 
     ``first_string_scores`` is (K, T): for each stage, the normalised similarity of its *first* retrieval
     string to every frame (what the authors' release scores this ablation with). Every stage gets a window
-    of ``int(growth * T / K)`` frames (made odd, so it has a centre frame), centred on the frame whose
-    window has the highest mean score (scores padded with their edge values at the ends), and moved inside
-    the video; a window longer than the video is the whole video. Windows may overlap or be out of order.
+    of ``length`` frames, by default ``int(growth * T / K)`` made odd (so it has a centre frame), centred on
+    the frame whose window has the highest mean score (scores padded with their edge values at the ends; the
+    earliest wins ties), and moved inside the video; a window longer than the video is the whole video.
+    Windows may overlap or be out of order. :func:`released_window_length` gives the release's ``length``.
     """
     scores = np.asarray(first_string_scores, dtype=np.float64)
     if scores.ndim != 2 or 0 in scores.shape:
@@ -47,8 +66,10 @@ def segment_best_window(first_string_scores: np.ndarray, growth: float = 1.3) ->
     if not growth > 0:
         raise ValueError(f"growth must be positive, got {growth}")
     n_stages, n_frames = scores.shape
-    length = int(growth * n_frames / n_stages)
-    length += 1 - length % 2
+    if length is None:
+        length = _odd(int(growth * n_frames / n_stages))
+    elif length < 1 or length % 2 == 0:
+        raise ValueError(f"length must be a positive odd number of frames, got {length}")
     half = length // 2
     padded = np.pad(scores, ((0, 0), (half, half)), mode="edge")
     running = np.concatenate((np.zeros((n_stages, 1)), np.cumsum(padded, axis=1)), axis=1)
@@ -58,6 +79,11 @@ def segment_best_window(first_string_scores: np.ndarray, growth: float = 1.3) ->
         centre = min(max(int(centre), half), n_frames - half - 1)
         spans.append((max(centre - half, 0), min(centre + half + 1, n_frames)))
     return spans
+
+
+def _odd(length: int) -> int:
+    """``length`` made odd (an even one grows by one), so a window has a centre frame."""
+    return length + 1 - length % 2
 
 
 def segment_uniform(n_frames: int, n_stages: int) -> list[tuple[int, int]]:

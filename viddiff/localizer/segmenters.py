@@ -15,21 +15,22 @@ a segmenter that does not need them never pays for them and one that embeds only
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Literal, Optional
 
 import numpy as np
 
 from viddiff.errors import SegmenterChoiceError
 from viddiff.localizer.coarse_to_fine import coarse_to_fine_segment, first_round
-from viddiff.localizer.scores import stage_costs
+from viddiff.localizer.scores import ScoreFloor, stage_costs
 from viddiff.localizer.segment import (
     segment_argmax,
+    released_window_length,
     segment_best_window,
     segment_from_boundaries,
     segment_random,
     segment_uniform,
 )
-from viddiff.localizer.viterbi import stage_spans, viterbi_segment
+from viddiff.localizer.viterbi import Ties, stage_spans, viterbi_segment
 from viddiff.plugins import SEGMENTERS
 
 Spans = list[tuple[int, int]]
@@ -66,6 +67,12 @@ class SegmentInput:
     """(K, len(positions)) raw mean similarities at the given frame positions (embeds only those)."""
     stage_starts: Optional[tuple[list[int], int]] = None
     """Annotated stage starts and end in source frame indices (``oracle``), when the sample has them."""
+    score_floor: ScoreFloor = "add"
+    """``localizer.score_floor``: how ``eps`` keeps zero scores finite (``scores.stage_costs``)."""
+    viterbi_ties: Ties = "earliest"
+    """``localizer.viterbi_ties``: whether tied stages start as early or as late as possible."""
+    no_viterbi_window: Literal["frames", "as_released"] = "frames"
+    """``localizer.no_viterbi_window``: the ``no_viterbi`` window's length from the frame count or as released."""
 
 
 @dataclass(frozen=True)
@@ -99,9 +106,12 @@ def viterbi(inp: SegmentInput) -> Spans:
             stay_logp=inp.stay_logp,
             advance_logp=inp.advance_logp,
             eps=inp.eps,
+            floor=inp.score_floor,
+            ties=inp.viterbi_ties,
         )
         return stage_spans(result.path, inp.n_stages)
-    path, _ = viterbi_segment(stage_costs(inp.scores(), inp.eps), inp.stay_logp, inp.advance_logp)
+    costs = stage_costs(inp.scores(), inp.eps, inp.score_floor)
+    path, _ = viterbi_segment(costs, inp.stay_logp, inp.advance_logp, inp.viterbi_ties)
     return stage_spans(path, inp.n_stages)
 
 
@@ -120,7 +130,8 @@ def viterbi_first_frames(n_frames: int, coarse_stride: Optional[int], max_stages
 
 
 def no_viterbi(inp: SegmentInput) -> Spans:
-    return segment_best_window(inp.first_string_scores())
+    length = None if inp.no_viterbi_window == "frames" else released_window_length(inp.n_stages)
+    return segment_best_window(inp.first_string_scores(), length=length)
 
 
 def argmax(inp: SegmentInput) -> Spans:

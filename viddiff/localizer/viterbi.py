@@ -17,10 +17,16 @@ over the few stages instead of over thousands of frames (see
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
+Ties = Literal["earliest", "latest"]
 
-def viterbi_segment(costs: np.ndarray, stay_logp: float, advance_logp: float) -> tuple[np.ndarray, float]:
+
+def viterbi_segment(
+    costs: np.ndarray, stay_logp: float, advance_logp: float, ties: Ties = "earliest"
+) -> tuple[np.ndarray, float]:
     """Minimum-cost monotone stage path through ``costs`` (K stages × T frames).
 
     ``costs[k, t]`` is the emission cost (``-log`` score) of frame ``t`` in
@@ -28,22 +34,23 @@ def viterbi_segment(costs: np.ndarray, stay_logp: float, advance_logp: float) ->
     sum of its transition log-probabilities. Returns ``(stage_of_frame, total)``
     with ``stage_of_frame`` an int array of shape (T,).
 
-    Ties (equal totals up to floating-point rounding) go to staying when
-    backtracking, i.e. among equally good paths later stages start as early as
-    possible, the last stage first.
+    Ties (equal totals up to floating-point rounding) are broken stage by
+    stage from the last one: with ``ties="earliest"`` each stage starts as
+    early as an optimal path allows, with ``"latest"`` as late (the authors'
+    release, whose backtracking takes the previous stage on a tie).
 
     With at least as many stages as frames (K ≥ T) the only sensible path is
     one frame per stage: ``stage_of_frame`` is ``0, 1, …, T-1`` (so a single
     frame is stage 0), the total is that path's cost, and ``stage_spans`` maps
     the stages left without a frame onto the last frame.
     """
-    costs = _checked_costs(costs)
+    costs, ties = _checked_costs(costs), _checked_ties(ties)
     stay, advance = _transition_cost(stay_logp, "stay_logp"), _transition_cost(advance_logp, "advance_logp")
     n_stages, n_frames = costs.shape
     if n_stages >= n_frames:
         path = np.arange(n_frames)
     else:
-        path = _decode(costs, stay, advance)
+        path = _decode(costs, stay, advance, ties)
     return path, _path_cost(costs, path, stay, advance)
 
 
@@ -70,7 +77,7 @@ def stage_spans(stage_of_frame: np.ndarray, n_stages: int) -> list[tuple[int, in
     return reached + [(n_frames - 1, n_frames)] * (n_stages - last - 1)
 
 
-def _decode(costs: np.ndarray, stay: float, advance: float) -> np.ndarray:
+def _decode(costs: np.ndarray, stay: float, advance: float, ties: Ties) -> np.ndarray:
     """Optimal path for K < T.
 
     With ``P_k`` the running sum of ``costs[k] + stay``, the best cost of being
@@ -91,7 +98,8 @@ def _decode(costs: np.ndarray, stay: float, advance: float) -> np.ndarray:
     last_frame = n_frames - 1
     for k in range(n_stages - 1, 0, -1):
         candidates = exits[k - 1, :last_frame]
-        exit_frame = int(np.argmax(candidates <= candidates.min() + tolerance))
+        optimal = np.flatnonzero(candidates <= candidates.min() + tolerance)
+        exit_frame = int(optimal[0] if ties == "earliest" else optimal[-1])
         path[exit_frame + 1 : last_frame + 1] = k
         last_frame = exit_frame
     return path
@@ -107,6 +115,12 @@ def _path_cost(costs: np.ndarray, path: np.ndarray, stay: float, advance: float)
     n_advances = int(np.count_nonzero(np.diff(path)))
     emissions = float(costs[path, np.arange(n_frames)].sum())
     return emissions + n_advances * advance + (n_frames - 1 - n_advances) * stay
+
+
+def _checked_ties(ties: str) -> Ties:
+    if ties not in ("earliest", "latest"):
+        raise ValueError(f"ties must be 'earliest' or 'latest', got {ties!r}")
+    return ties  # type: ignore[return-value]
 
 
 def _checked_costs(costs: np.ndarray) -> np.ndarray:

@@ -33,7 +33,7 @@ class Method(Protocol):
     stages: tuple[str, ...]
     """Its steps in order: progress bars, and the stage a failure is reported at."""
     modes: tuple[Mode, ...]
-    """The task modes it can answer."""
+    """The task modes it can answer (a benchmark's mode must be among them: ``check_mode``)."""
     client: "ChatModel"
     """Its chat client; the benchmark's judge borrows it when the run is scored (one cache, one usage meter)."""
 
@@ -41,8 +41,8 @@ class Method(Protocol):
         """The chat models it calls, by stage (prices must be known for ``run.max_cost_usd``)."""
         ...
 
-    async def load_videos(self, sample: Sample) -> tuple["VideoFrames", "VideoFrames"]:
-        """Both videos of ``sample`` decoded the way this method needs them."""
+    async def load_videos(self, sample: Sample) -> tuple["VideoFrames", ...]:
+        """The videos of ``sample`` (both of a pair) decoded the way this method needs them."""
         ...
 
     async def aprocess(
@@ -51,7 +51,7 @@ class Method(Protocol):
         mode: Mode,
         *,
         index: int = 0,
-        videos: Optional[tuple["VideoFrames", "VideoFrames"]] = None,
+        videos: Optional[tuple["VideoFrames", ...]] = None,
         on_stage: Optional[Callable[[str], Any]] = None,
         meter: Optional["UsageMeter"] = None,
     ) -> SampleResult:
@@ -85,6 +85,10 @@ def get_method(name: str) -> MethodFactory:
 
 
 def check_mode(method: Method, mode: Mode) -> None:
-    if mode not in method.modes:
-        raise ConfigError(f"method {method.name} cannot answer {mode} mode (it answers {', '.join(method.modes)})")
+    """Refuse a method/benchmark pair that cannot work, naming the methods that can."""
+    if mode in method.modes:
+        return
+    able = [name for name in method_names() if name != method.name and mode in getattr(get_method(name), "modes", ())]
+    hint = f"; --method {' or --method '.join(able)} can" if able else ""
+    raise ConfigError(f"method {method.name} cannot answer {mode} mode (it answers {', '.join(method.modes)}){hint}")
 

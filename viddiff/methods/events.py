@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Optional, Union
 
 from viddiff.localizer.localize import Localization
-from viddiff.schema import Prediction, Proposal, SampleResult
+from viddiff.schema import Evidence, Prediction, Proposal, SampleResult
 from viddiff.video import VideoFrames
 
 
@@ -43,6 +43,9 @@ class Judged:
     """One difference's verdict (verdicts come in the order they are decided, not the proposal's)."""
 
     prediction: Prediction
+    evidence: Optional[Evidence] = None
+    """Its body-pose measurement when it was measured before the judging (``differencer.pose_evidence``);
+    with ``pose.evidence`` alone the measuring runs beside the judging and only the result carries it."""
 
     @property
     def stage(self) -> Optional[str]:

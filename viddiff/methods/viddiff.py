@@ -19,6 +19,7 @@ from typing import AsyncIterator, Callable, Optional
 
 from viddiff.backends.chat import ChatModel
 from viddiff.backends.llm import ChatClient, UsageMeter
+from viddiff.backends.stopping import raise_if_stopped, run_stoppable
 from viddiff.cache import Cache, open_cache
 from viddiff.config import Config, ModelCallConfig
 from viddiff.differencer import Differencer
@@ -26,11 +27,13 @@ from viddiff.errors import ViddiffError
 from viddiff.localizer.localize import FirstEmbeddings, Localization, Localizer, Segmented, needs_clip
 from viddiff.localizer.segmenters import get_segmenter
 from viddiff.localizer.oracle import annotations_for_mode
+from viddiff.methods.evidence import PoseEvidence
 from viddiff.methods.description import omitted_note, render_description
 from viddiff.methods.events import Finished, Judged, Localized, Proposed, SampleEvent
 from viddiff.proposer import Proposer
+from viddiff.pose.measure import describe_evidence
 from viddiff.proposer.seeding import proposal_seed
-from viddiff.schema import Difference, Mode, Prediction, Proposal, Sample, SampleResult, Stage
+from viddiff.schema import Difference, Evidence, Mode, Prediction, Proposal, Sample, SampleResult, Stage
 from viddiff.video import VideoFrames, probe_video, read_pair
 
 log = logging.getLogger(__name__)
@@ -76,6 +79,7 @@ class VidDiffMethod:
         self._clip_lock = threading.Lock()
         self.proposer = Proposer(self.client, self.config.proposer)
         self.differencer = Differencer(self.client, self.config.differencer)
+        self.pose_evidence = PoseEvidence(self.config, self.client, self.cache)
         self._memo_futures: dict[tuple, asyncio.Future] = {}
         self._cpu_time_warned = False
 
@@ -258,13 +262,22 @@ class VidDiffMethod:
                 await _cancelled(reading)
         yield Localized(localization)
         predictions: dict[str, Prediction] = {}
-        verdicts = self._verdicts(sample, mode, proposal, localization, videos, meter)
-        async with contextlib.aclosing(verdicts):
-            async for prediction in verdicts:
-                predictions[prediction.key] = prediction
-                yield Judged(prediction)
+        # Measured context for the prompts must come first; evidence only for the results runs beside the judging.
+        measuring = asyncio.ensure_future(self._evidence(sample, proposal, localization, videos, meter))
+        try:
+            evidence_first, measured = await measuring if self.config.differencer.pose_evidence else ([], {})
+            known = {e.key: e for e in evidence_first}
+            verdicts = self._verdicts(sample, mode, proposal, localization, videos, meter, measured)
+            async with contextlib.aclosing(verdicts):
+                async for prediction in verdicts:
+                    predictions[prediction.key] = prediction
+                    yield Judged(prediction, evidence=known.get(prediction.key))
+            evidence, _ = await measuring
+        finally:
+            await _cancelled(measuring)
         ordered = [predictions[d.key] for d in proposal.differences]
-        yield Finished(self._result(sample, mode, index, proposal, localization, ordered, videos, meter), videos)
+        result = self._result(sample, mode, index, proposal, localization, ordered, evidence, videos, meter)
+        yield Finished(result, videos)
 
     async def _probe_videos(self, sample: Sample) -> None:
         """Open both videos without decoding them (milliseconds): what is unreadable raises its VideoError here."""
@@ -292,10 +305,11 @@ class VidDiffMethod:
             localizer = Localizer(cfg.localizer, self.embedder)  # CLIP loads here, off the event loop
             self._warn_cpu_clip_time(localizer, videos, max_stages)
             with self._clip_lock:
+                raise_if_stopped()  # cancelled while another sample held the lock
                 a, b = (localizer.embed_first(video, max_stages) for video in videos)
                 return a, b
 
-        return await asyncio.to_thread(embed)
+        return await run_stoppable(embed)  # a cancelled sample stops its CLIP work after one batch
 
     def _will_segment_with_clip(self, sample: Sample, mode: Mode) -> bool:
         """Whether localisation will run a CLIP segmenter, as far as is known before the proposal: open-mode
@@ -321,6 +335,7 @@ class VidDiffMethod:
 
         def segment() -> Segmented:
             with self._clip_lock:
+                raise_if_stopped()  # cancelled while another sample held the lock
                 return localizer.segment(
                     stages,
                     differences,
@@ -332,7 +347,7 @@ class VidDiffMethod:
                     first=first,
                 )
 
-        return await asyncio.to_thread(segment)
+        return await run_stoppable(segment)
 
     async def _localize(
         self,
@@ -359,8 +374,10 @@ class VidDiffMethod:
         localization: Localization,
         videos: tuple[VideoFrames, VideoFrames],
         meter: UsageMeter,
+        measured: dict[str, str],
     ) -> AsyncIterator[Prediction]:
-        """Every difference judged at once; each verdict as soon as it is decided. Closing this cancels the rest."""
+        """Every difference judged at once; each verdict as soon as it is decided. Closing this cancels the rest.
+        ``measured``: each difference's pose measurement for its prompt (``differencer.pose_evidence``)."""
         differencer = self._abc_differencer if mode == "describe" else self.differencer
         by_key = {k.key: k for k in localization.keyframes}
 
@@ -374,6 +391,7 @@ class VidDiffMethod:
                 seconds_between_frames=_seconds_between(kf.a.times_s, kf.b.times_s),
                 meter=meter,
                 frame_times_s=(kf.a.times_s, kf.b.times_s),
+                measured=measured.get(diff.key),
             )
 
         tasks = [asyncio.ensure_future(judge(d)) for d in proposal.differences]
@@ -391,6 +409,7 @@ class VidDiffMethod:
         proposal: Proposal,
         localization: Localization,
         predictions: list[Prediction],
+        evidence: list[Evidence],
         videos: tuple[VideoFrames, VideoFrames],
         meter: UsageMeter,
     ) -> SampleResult:
@@ -412,7 +431,25 @@ class VidDiffMethod:
             predictions=predictions,
             usage=meter.by_stage(),
             description=description,
+            evidence=evidence,
         )
+
+    async def _evidence(
+        self,
+        sample: Sample,
+        proposal: Proposal,
+        localization: Localization,
+        videos: tuple[VideoFrames, VideoFrames],
+        meter: UsageMeter,
+    ) -> tuple[list[Evidence], dict[str, str]]:
+        """Body-pose evidence (``pose.evidence`` / ``differencer.pose_evidence``; docs/pose.md), and the measured
+        context each difference's differencer prompt gets (only with ``differencer.pose_evidence``)."""
+        if not self.pose_evidence.wanted:
+            return [], {}
+        evidence = await self.pose_evidence.measure(sample, proposal, localization, videos, meter)
+        if not self.config.differencer.pose_evidence:
+            return evidence, {}
+        return evidence, {e.key: describe_evidence(e) for e in evidence}
 
     async def arun_pair(self, sample: Sample, mode: Mode, *, fps: Optional[float] = None) -> PairRun:
         """Read both videos and process the pair, keeping the frames and the full result (what a report needs)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel, StringConstraints, create_model
 
 from viddiff.proposer import prompts
 from viddiff.proposer.matching import best_match, normalise
@@ -34,8 +34,8 @@ class DifferencesAnswer(BaseModel):
     differences: list[ProposedDifference]
 
 
-def differences_answer(n: int) -> type[DifferencesAnswer]:
-    """``DifferencesAnswer`` holding 1 to ``n`` differences."""
+def differences_answer(n: Optional[int]) -> type[DifferencesAnswer]:
+    """``DifferencesAnswer`` holding 1 to ``n`` differences (any number from 1 when ``n`` is ``None``)."""
     return create_model(
         "DifferencesAnswer", __base__=DifferencesAnswer, differences=(list[ProposedDifference], _items(1, n))
     )
@@ -111,6 +111,13 @@ def stages_answer(max_stages: int, n_keys: int) -> type[StagesAnswer]:
         retrieval_strings=(Annotated[list[Text], BeforeValidator(_distinct)], _items(n_keys, None, unique=True)),
     )
     return create_model("StagesAnswer", __base__=StagesAnswer, stages=(list[stage], _items(1, max_stages)))
+
+
+def any_stages_answer() -> type[StagesAnswer]:
+    """At least one stage, each with at least one non-blank string: what the release needs to run at all
+    (``proposer.enforce_counts=false``, and the wholesale refinement)."""
+    stage = create_model("ProposedStage", __base__=ProposedStage, retrieval_strings=(list[Text], _items(1, None)))
+    return create_model("StagesAnswer", __base__=StagesAnswer, stages=(list[stage], _items(1, None)))
 
 
 def refined_stages_answer(names: list[str], threshold: float) -> type[StagesAnswer]:
@@ -192,6 +199,10 @@ def proposal_answer(
         return create_model("ProposalAnswer", __base__=ClosedProposalAnswer, **fields)
     differences = (list[ProposedDifference], _items(1, n_differences))
     return create_model("ProposalAnswer", __base__=OpenProposalAnswer, differences=differences, **fields)
+
+
+class StageNameLinks(RootModel[dict[str, list[str]]]):
+    """``proposer.link_by=name``, as released: stage name → names of the differences seen in it."""
 
 
 def _items(low: int, high: Optional[int], *, unique: bool = False) -> Any:

@@ -12,11 +12,13 @@ from viddiff.backends.messages import system_message, user_message
 from viddiff.backends.usage import UsageMeter
 from viddiff.config import ProposerConfig
 from viddiff.errors import InvalidAnswerError, ViddiffError
-from viddiff.proposer import prompts
+from viddiff.proposer import prompts, release_prompts
 from viddiff.proposer.answers import (
     ProposedDifference,
     ProposedStage,
     StageLink,
+    StageNameLinks,
+    any_stages_answer,
     dimension_differences_answer,
     differences_answer,
     links_answer,
@@ -104,7 +106,8 @@ class Proposer:
     ) -> Proposal:
         """``proposer.calls: one``: differences (open mode, ``n_differences``), stages and links from one call,
         repaired as the separate calls' answers are (no refinement call: the prompt asks for distinctive strings).
-        In open mode the links name differences by name, mapped to their keys here."""
+        In open mode the links name differences by name, mapped to their keys here. The release has no such
+        call, so its prompt is always ours (``prompt_style`` and ``link_by`` do not apply)."""
         notes: list[str] = []
         cfg = self.cfg
         local = [d for d in differences or [] if d.scope == "local"]
@@ -115,12 +118,12 @@ class Proposer:
             listing = "\n".join(f"{d.key}: {d.description}" for d in local)
             text = prompts.one_call(action, cfg.max_stages, cfg.n_retrieval_keys, differences=listing)
             schema = proposal_answer(cfg.max_stages, cfg.n_retrieval_keys, ids=[d.key for d in local])
-        answer = await self._ask(text, schema, meter)
+        answer = await self._ask(text, schema, meter, own_prompt=True)
         entries = answer.links
         if differences is None:
             differences = local = _differences(answer.differences)
             entries = _names_to_keys(entries, differences)
-        stages = _stages(answer.stages, cfg.n_retrieval_keys, notes)
+        stages = _stage_plan(answer.stages, cfg.n_retrieval_keys, notes)
         local_links = self.resolve_links(entries, stages, local, notes)
         return _proposal(differences, stages, local_links, notes)
 
@@ -132,14 +135,24 @@ class Proposer:
             stages = await self.refine_stages(action, stages, notes, meter)
         return stages, notes
 
-    async def _ask(self, text: str, schema: type[T], meter: Optional[UsageMeter]) -> T:
+    @property
+    def _as_released(self) -> bool:
+        return self.cfg.prompt_style == "release"
+
+    async def _ask(self, text: str, schema: type[T], meter: Optional[UsageMeter], *, own_prompt: bool = False) -> T:
+        """One proposer call; the release sent its proposer prompts without a system message.
+        ``own_prompt``: a prompt the release has no counterpart of (describe mode), always with ours."""
+        system = [] if self._as_released and not own_prompt else [system_message(prompts.SYSTEM)]
         return await self.client.complete_json(
-            self.cfg, [system_message(prompts.SYSTEM), user_message(text)], schema, stage=STAGE, meter=meter
+            self.cfg, [*system, user_message(text)], schema, stage=STAGE, meter=meter
         )
 
     async def propose_differences(self, action: str, n: int, meter: Optional[UsageMeter]) -> list[Difference]:
-        text = prompts.DIFFERENCES.format(scene=prompts.scene(action), n_differences=n)
-        answer = await self._ask(text, differences_answer(n), meter)
+        if self._as_released:
+            text = release_prompts.differences(action, n)
+        else:
+            text = prompts.DIFFERENCES.format(scene=prompts.scene(action), n_differences=n)
+        answer = await self._ask(text, differences_answer(n if self.cfg.enforce_counts else None), meter)
         return _differences(answer.differences)
 
     async def propose_dimension_differences(
@@ -150,7 +163,7 @@ class Proposer:
         if n < 1:
             raise ViddiffError(f"describe mode needs n_differences >= 1, got {n}; set proposer.describe_n_differences")
         schema = dimension_differences_answer(n, self.cfg.fuzzy_match_threshold)
-        answer = await self._ask(prompts.dimension_differences(action, n), schema, meter)
+        answer = await self._ask(prompts.dimension_differences(action, n), schema, meter, own_prompt=True)
         return [
             Difference(
                 key=str(i),
@@ -172,21 +185,25 @@ class Proposer:
         since links name stages; a model cannot be held to that, as JSON Schema cannot state it."""
         max_stages, n_keys = self.cfg.max_stages, self.cfg.n_retrieval_keys
         notes = notes if notes is not None else []
-        answer = await self._ask(
-            prompts.STAGES.format(scene=prompts.scene(action), max_stages=max_stages, n_retrieval_keys=n_keys),
-            stages_answer(max_stages, n_keys),
-            meter,
-        )
-        return _stages(answer.stages, n_keys, notes)
+        if self._as_released:
+            text = release_prompts.stages(action, max_stages, n_keys)
+        else:
+            text = prompts.STAGES.format(scene=prompts.scene(action), max_stages=max_stages, n_retrieval_keys=n_keys)
+        schema = stages_answer(max_stages, n_keys) if self.cfg.enforce_counts else any_stages_answer()
+        answer = await self._ask(text, schema, meter)
+        return _stage_plan(answer.stages, n_keys, notes)
 
     async def refine_stages(
         self, action: str, stages: list[Stage], notes: list[str], meter: Optional[UsageMeter]
     ) -> list[Stage]:
         """Drop retrieval strings that are not distinctive of their stage; keep the originals on failure.
 
-        The refinement may only remove strings: anything it returns that is not
-        (up to the fuzzy threshold) one of the stage's original strings is ignored.
+        ``keep_known`` refinement may only remove strings: anything it returns that is not (up to the fuzzy
+        threshold) one of the stage's original strings is ignored. ``wholesale`` takes the refined plan as
+        returned, as the release does.
         """
+        if self.cfg.refinement == "wholesale":
+            return await self._refine_wholesale(action, stages, notes, meter)
         threshold = self.cfg.fuzzy_match_threshold
         listing = "\n".join(
             f"{i + 1}. {s.name}: " + "; ".join(f'"{r}"' for r in s.retrieval_strings) for i, s in enumerate(stages)
@@ -225,6 +242,24 @@ class Proposer:
             refined_stages.append(original.model_copy(update={"retrieval_strings": kept}))
         return refined_stages
 
+    async def _refine_wholesale(
+        self, action: str, stages: list[Stage], notes: list[str], meter: Optional[UsageMeter]
+    ) -> list[Stage]:
+        """The refined plan replaces the plan (names, descriptions, number and order of stages, strings), as
+        released; only an answer the localizer cannot use (no stage, a stage without strings) keeps the original."""
+        try:
+            answer = await self._ask(release_prompts.refine(action, stages), any_stages_answer(), meter)
+        except InvalidAnswerError as exc:
+            notes.append(f"retrieval-string refinement failed ({exc}); kept the unrefined strings")
+            return stages
+        refined = _stage_plan(answer.stages, 1, notes)
+        if [s.name for s in refined] != [s.name for s in stages]:
+            notes.append(
+                f"refinement changed the stages from {[s.name for s in stages]} to {[s.name for s in refined]}; "
+                "taken as returned (proposer.refinement=wholesale)"
+            )
+        return refined
+
     async def link(
         self,
         action: str,
@@ -235,39 +270,64 @@ class Proposer:
     ) -> dict[str, list[int]]:
         """Map each difference key to stage indices, repairing names and falling back to the middle stage.
 
-        The prompt lists stages as ``"N. name: description"`` and differences as
-        ``"key: description"``; answers that copy a listing line, or name a
-        difference by its name or statement instead of its id, are repaired by
-        fuzzy matching above the threshold. Every repair and fallback is noted.
+        ``link_by=id``: the prompt lists stages as ``"N. name: description"`` and differences as
+        ``"key: description"``; answers that copy a listing line, or name a difference by its name or
+        statement instead of its id, are repaired by fuzzy matching above the threshold. ``link_by=name``
+        (as released): see :meth:`_links_by_name`. Every repair and fallback is noted.
         """
-        stage_lines = [f"{i + 1}. {s.name}" for i, s in enumerate(stages)]
-        stage_listing = "\n".join(f"{line}: {s.description}" for line, s in zip(stage_lines, stages))
-        diff_lines = [f"{d.key}: {d.description}" for d in differences]
+        keys = [d.key for d in differences]
+        links: dict[str, set[int]] = {k: set() for k in keys}
         try:
-            answer = await self._ask(
-                prompts.LINKS.format(
-                    scene=prompts.scene(action), stages=stage_listing, differences="\n".join(diff_lines)
-                ),
-                links_answer([s.name for s in stages], [d.key for d in differences]),
-                meter,
-            )
-            entries = answer.links
+            if self.cfg.link_by == "name":
+                await self._links_by_name(action, stages, differences, links, notes, meter)
+            else:
+                await self._links_by_id(action, stages, differences, links, notes, meter)
         except InvalidAnswerError as exc:
             notes.append(f"linking failed ({exc}); every difference falls back to the middle stage")
-            entries = []
-        return self.resolve_links(entries, stages, differences, notes)
+        return _middle_stage_fallback(links, stages, notes)
 
     def resolve_links(
         self, entries: list[StageLink], stages: list[Stage], differences: list[Difference], notes: list[str]
     ) -> dict[str, list[int]]:
-        """Stage indices per difference key from a model's link entries, repaired by fuzzy matching above
-        the threshold (each repair noted); a difference left without a stage gets the middle one."""
+        """Stage indices per difference key from a model's ``link_by=id`` entries (``proposer.calls: one``),
+        repaired as :meth:`link` repairs them; a difference left without a stage gets the middle one."""
+        links: dict[str, set[int]] = {d.key: set() for d in differences}
+        self._add_id_links(entries, stages, differences, links, notes)
+        return _middle_stage_fallback(links, stages, notes)
+
+    async def _links_by_id(
+        self,
+        action: str,
+        stages: list[Stage],
+        differences: list[Difference],
+        links: dict[str, set[int]],
+        notes: list[str],
+        meter: Optional[UsageMeter],
+    ) -> None:
+        stage_listing = "\n".join(f"{i + 1}. {s.name}: {s.description}" for i, s in enumerate(stages))
+        diff_lines = [f"{d.key}: {d.description}" for d in differences]
+        answer = await self._ask(
+            prompts.LINKS.format(scene=prompts.scene(action), stages=stage_listing, differences="\n".join(diff_lines)),
+            links_answer([s.name for s in stages], [d.key for d in differences]),
+            meter,
+        )
+        self._add_id_links(answer.links, stages, differences, links, notes)
+
+    def _add_id_links(
+        self,
+        entries: list[StageLink],
+        stages: list[Stage],
+        differences: list[Difference],
+        links: dict[str, set[int]],
+        notes: list[str],
+    ) -> None:
+        """Add a ``link_by=id`` answer's entries to ``links``: stage names, listing lines, difference names or
+        statements instead of ids are repaired by fuzzy matching above the threshold, each repair noted."""
         threshold = self.cfg.fuzzy_match_threshold
         stage_lines = [f"{i + 1}. {s.name}" for i, s in enumerate(stages)]
         keys = [d.key for d in differences]
         stage_aliases = [[s.name, line] for s, line in zip(stages, stage_lines)]
         diff_aliases = [[f"{d.key}: {d.description}", d.name, d.description] for d in differences]
-        links: dict[str, set[int]] = {k: set() for k in keys}
         for entry in entries:
             stage_idx = best_owner(entry.stage, stage_aliases, threshold)
             if stage_idx is None:
@@ -286,14 +346,49 @@ class Proposer:
                     continue
                 notes.append(f"difference {ref!r} matched to key {keys[diff_idx]!r}")
                 links[keys[diff_idx]].add(stage_idx)
-        middle = len(stages) // 2  # the later middle for an even count, as the release (stage1_proposer.py)
-        result: dict[str, list[int]] = {}
-        for key in keys:
-            if not links[key]:
-                notes.append(f"difference {key!r} linked to no stage; using the middle stage {stages[middle].name!r}")
-                links[key].add(middle)
-            result[key] = sorted(links[key])
-        return result
+
+    async def _links_by_name(
+        self,
+        action: str,
+        stages: list[Stage],
+        differences: list[Difference],
+        links: dict[str, set[int]],
+        notes: list[str],
+        meter: Optional[UsageMeter],
+    ) -> None:
+        """As released: the model maps stage names to difference names. A stage name it misspells is taken
+        above ``fuzzy_match_threshold``, else dropped; a difference name it misspells goes to the nearest
+        listed name, however far (the release's repair has no threshold there). Differences sharing a name
+        are listed with a numbered suffix so that each can be named."""
+        names = _distinct_labels([d.name.strip() or d.description for d in differences])
+        stage_names = [s.name for s in stages]
+        text = release_prompts.links(action, stages, differences, names)
+        answer = await self._ask(text, StageNameLinks, meter)
+        for stage_name, refs in answer.root.items():
+            stage_idx = best_match(stage_name, stage_names, self.cfg.fuzzy_match_threshold)
+            if stage_idx is None:
+                notes.append(f"link to unknown stage {stage_name!r} ignored")
+                continue
+            if not same(stage_name, stage_names[stage_idx]):
+                notes.append(f"stage {stage_name!r} matched to {stage_names[stage_idx]!r}")
+            for ref in refs:
+                diff_idx = next((i for i, name in enumerate(names) if same(ref, name)), None)
+                if diff_idx is None:
+                    diff_idx = best_match(ref, names, 0.0)
+                    notes.append(f"difference {ref!r} matched to the nearest name {names[diff_idx]!r}")
+                links[differences[diff_idx].key].add(stage_idx)
+
+
+def _middle_stage_fallback(links: dict[str, set[int]], stages: list[Stage], notes: list[str]) -> dict[str, list[int]]:
+    """Sorted stage indices per key; a difference linked to no stage gets the middle one (noted)."""
+    middle = len(stages) // 2  # the later middle for an even count, as the release (stage1_proposer.py)
+    result: dict[str, list[int]] = {}
+    for key, stage_ids in links.items():
+        if not stage_ids:
+            notes.append(f"difference {key!r} linked to no stage; using the middle stage {stages[middle].name!r}")
+            stage_ids.add(middle)
+        result[key] = sorted(stage_ids)
+    return result
 
 
 def _proposal(
@@ -321,9 +416,19 @@ def _differences(proposed: list[ProposedDifference]) -> list[Difference]:
     ]
 
 
-def _stages(proposed: list[ProposedStage], n_keys: int, notes: list[str]) -> list[Stage]:
-    """Stage names that repeat (up to case and spacing) get a numbered suffix, since links name stages; a
-    model cannot be held to that, as JSON Schema cannot state it. Retrieval strings are cleaned."""
+def _names_to_keys(entries: list[StageLink], differences: list[Difference]) -> list[StageLink]:
+    """Open-mode one-call links name differences; a name (up to case and spacing) becomes its key. Anything
+    else is left as written, for the fuzzy repair to take or refuse."""
+    by_name = {normalise(d.name): d.key for d in differences}
+    return [
+        entry.model_copy(update={"differences": [by_name.get(normalise(ref), ref) for ref in entry.differences]})
+        for entry in entries
+    ]
+
+
+def _stage_plan(proposed: list[ProposedStage], n_keys: int, notes: list[str]) -> list[Stage]:
+    """Stages from an answer: repeated names numbered, strings cleaned (case variants merged); a stage
+    left with fewer than ``n_keys`` distinct strings is noted."""
     stages: list[Stage] = []
     seen: dict[str, int] = {}
     for s in proposed:
@@ -334,19 +439,19 @@ def _stages(proposed: list[ProposedStage], n_keys: int, notes: list[str]) -> lis
             notes.append(f"stage name {s.name!r} repeats; the repeat is called {name!r}")
         strings = _clean_strings(s.retrieval_strings)
         if len(strings) < n_keys:
-            notes.append(f"stage {name!r} has {len(strings)} distinct retrieval strings after merging case variants")
+            notes.append(f"stage {name!r} has {len(strings)} distinct retrieval strings ({n_keys} asked for)")
         stages.append(Stage(name=name, description=s.description.strip(), retrieval_strings=strings))
     return stages
 
 
-def _names_to_keys(entries: list[StageLink], differences: list[Difference]) -> list[StageLink]:
-    """Open-mode one-call links name differences; a name (up to case and spacing) becomes its key. Anything
-    else is left as written, for the fuzzy repair to take or refuse."""
-    by_name = {normalise(d.name): d.key for d in differences}
-    return [
-        entry.model_copy(update={"differences": [by_name.get(normalise(ref), ref) for ref in entry.differences]})
-        for entry in entries
-    ]
+def _distinct_labels(labels: list[str]) -> list[str]:
+    """``labels`` with later repeats (up to case and spacing) numbered: ``"depth"``, ``"depth (2)"``."""
+    seen: dict[str, int] = {}
+    out = []
+    for label in labels:
+        count = seen[normalise(label)] = seen.get(normalise(label), 0) + 1
+        out.append(label if count == 1 else f"{label} ({count})")
+    return out
 
 
 def _clean_strings(strings: list[str]) -> list[str]:

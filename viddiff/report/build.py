@@ -18,9 +18,11 @@ from viddiff.eval.closed import ClosedRecord
 from viddiff.eval.open import OpenRecord
 from viddiff.localizer.localize import needs_clip
 from viddiff.report import media
+from viddiff.report.evidence import evidence_view, skeleton_frame
 from viddiff.report.timeline import ClipClock, axis_ticks, stage_colour, stage_spans
 from viddiff.report.views import (
     AxisTick,
+    CheckView,
     CostView,
     DifferenceView,
     FrameView,
@@ -34,6 +36,7 @@ from viddiff.report.views import (
     SampleInfo,
     StageChip,
     StandInView,
+    TaskView,
     TimelineLink,
     TimelineMarker,
     TimelineSegment,
@@ -41,7 +44,7 @@ from viddiff.report.views import (
     TimelineView,
     VideoView,
 )
-from viddiff.schema import Keyframes, Prediction, Sample, SampleResult, StageUsage, VideoRef
+from viddiff.schema import Evidence, EvidencePoint, Keyframes, Prediction, Sample, SampleResult, StageUsage, VideoRef
 from viddiff.video import VideoFrames
 
 Record = Union[ClosedRecord, OpenRecord]
@@ -96,16 +99,18 @@ def clip_clock(frames: VideoFrames) -> ClipClock:
 def build_page(
     sample: Sample,
     result: SampleResult,
-    videos: Optional[tuple[VideoFrames, VideoFrames]],
+    videos: Optional[tuple[VideoFrames, ...]],
     ctx: PageContext,
     *,
     records: Optional[Sequence[Record]] = None,
     nav: Sequence[NavLink] = (),
     notes: Sequence[str] = (),
     benchmark: bool = False,
+    checks: Sequence[CheckView] = (),
 ) -> ReportPage:
-    """The page of one comparison. ``videos`` is ``None`` when they could not be read again."""
-    clocks = (clip_clock(videos[0]), clip_clock(videos[1])) if videos else None
+    """The page of one comparison, or of one single-video task (``sample.task``: the prompt, the answer and the
+    ``checks`` it was scored on). ``videos`` is ``None`` when they could not be read again."""
+    clocks = (clip_clock(videos[0]), clip_clock(videos[1])) if videos and len(videos) == 2 else None
     video_views = [
         _video_view(label, ref, videos[i] if videos else None, ctx) for i, (label, ref) in enumerate(zip("AB", sample.videos))
     ]
@@ -136,6 +141,7 @@ def build_page(
         differences=differences,
         missed=_missed(records),
         description=result.description,
+        task=_task_view(sample, result, checks),
         models=ctx.models,
         cost=cost_view(result.usage.values()),
         stand_ins=stand_ins,
@@ -143,6 +149,14 @@ def build_page(
         sample=_sample_info(sample, result.mode, records) if benchmark else None,
         nav=list(nav),
         version=ctx.version,
+    )
+
+
+def _task_view(sample: Sample, result: SampleResult, checks: Sequence[CheckView]) -> Optional[TaskView]:
+    if sample.task is None:
+        return None
+    return TaskView(
+        prompt=sample.task.prompt, system_prompt=sample.task.system_prompt, response=result.response, checks=list(checks)
     )
 
 
@@ -201,9 +215,9 @@ def _difference_view(
     pred: Prediction,
     result: SampleResult,
     kf: Optional[Keyframes],
-    videos: Optional[tuple[VideoFrames, VideoFrames]],
+    videos: Optional[tuple[VideoFrames, ...]],
     clocks: Optional[tuple[ClipClock, ClipClock]],
-    playable: tuple[bool, bool],
+    playable: tuple[bool, ...],
     stage_names: list[str],
     records: list[Record],
 ) -> DifferenceView:
@@ -211,6 +225,7 @@ def _difference_view(
     verdict_class, verdict_text = VERDICTS[pred.prediction]
     links = result.proposal.links.get(pred.key, []) if result.proposal else []
     global_scope = diff is not None and diff.scope == "global"
+    evidence = next((e for e in result.evidence if e.key == pred.key), None)
     return DifferenceView(
         number=number,
         key=pred.key,
@@ -223,8 +238,9 @@ def _difference_view(
         rationale=pred.rationale,
         stages=[] if global_scope else [StageChip(name=stage_names[i], colour=stage_colour(i)) for i in links],
         scope_note="visible throughout: keyframes spread over the whole clip" if global_scope else None,
-        rows=_keyframe_rows(kf, videos, clocks, playable) if kf else [],
+        rows=_keyframe_rows(kf, videos, clocks, playable, evidence) if kf else [],
         ground_truth=_ground_truth(pred.key, records),
+        evidence=evidence_view(evidence, stage_names) if evidence is not None else None,
     )
 
 
@@ -233,9 +249,14 @@ def _keyframe_rows(
     videos: Optional[tuple[VideoFrames, VideoFrames]],
     clocks: Optional[tuple[ClipClock, ClipClock]],
     playable: tuple[bool, bool],
+    evidence: Optional[Evidence] = None,
 ) -> list[KeyframeRow]:
     rows = []
     sides = (kf.a, kf.b)
+    poses: tuple[dict[int, EvidencePoint], dict[int, EvidencePoint]] = (
+        ({p.frame_index: p for p in evidence.keyframes_a}, {p.frame_index: p for p in evidence.keyframes_b})
+        if evidence is not None else ({}, {})
+    )
     pairs = itertools.zip_longest(
         zip(sides[0].frame_indices, sides[0].times_s), zip(sides[1].frame_indices, sides[1].times_s)
     )
@@ -244,7 +265,7 @@ def _keyframe_rows(
         for side, at in enumerate((at_a, at_b)):
             if at is None:
                 continue
-            frame = _frame_view("AB"[side], at[0], at[1], videos[side] if videos else None)
+            frame = _frame_view("AB"[side], at[0], at[1], videos[side] if videos else None, poses[side].get(at[0]))
             seek = round(clocks[side].offset_s + at[1], 4) if clocks and playable[side] else None
             if side == 0:
                 row.a, row.seek_a = frame, seek
@@ -254,11 +275,15 @@ def _keyframe_rows(
     return rows
 
 
-def _frame_view(label: str, frame_index: int, time_s: float, frames: Optional[VideoFrames]) -> FrameView:
+def _frame_view(
+    label: str, frame_index: int, time_s: float, frames: Optional[VideoFrames], pose: Optional[EvidencePoint] = None
+) -> FrameView:
+    """A keyframe's picture, with the measured skeleton drawn on it when the difference has a pose measurement."""
     view = FrameView(video=label, frame_index=frame_index, time_s=time_s)
     if frames is None:
         return view
-    pixels = frames.at([frame_index])[0]
+    pixels = skeleton_frame(frames.at([frame_index])[0], pose)
+    view.skeleton = bool(pose and pose.keypoints)
     view.src = media.jpeg_data_url(pixels)
     view.width, view.height = media.display_size(pixels.shape[1], pixels.shape[0])
     return view

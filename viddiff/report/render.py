@@ -12,7 +12,7 @@ from typing import Union
 
 import jinja2
 
-from viddiff.report.views import IndexPage, ReportPage
+from viddiff.report.views import IndexPage, ReportPage, TaskPage
 from viddiff.store import write_text_atomic
 
 
@@ -26,9 +26,9 @@ def environment() -> jinja2.Environment:
     )
 
 
-def render_page(page: Union[ReportPage, IndexPage], env: jinja2.Environment | None = None) -> str:
+def render_page(page: Union[ReportPage, IndexPage, TaskPage], env: jinja2.Environment | None = None) -> str:
     env = env or environment()
-    template = "index.html.j2" if isinstance(page, IndexPage) else "comparison.html.j2"
+    template = {IndexPage: "index.html.j2", TaskPage: "task_group.html.j2"}.get(type(page), "comparison.html.j2")
     video_note = ""
     if isinstance(page, ReportPage):
         embedded = any(v.embedded for v in page.videos)
@@ -37,6 +37,6 @@ def render_page(page: Union[ReportPage, IndexPage], env: jinja2.Environment | No
     return html.encode("ascii", "xmlcharrefreplace").decode("ascii")
 
 
-def write_page(path: Path, page: Union[ReportPage, IndexPage], env: jinja2.Environment | None = None) -> Path:
+def write_page(path: Path, page: Union[ReportPage, IndexPage, TaskPage], env: jinja2.Environment | None = None) -> Path:
     write_text_atomic(path, render_page(page, env))
     return path

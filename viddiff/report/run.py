@@ -17,12 +17,12 @@ from viddiff.data.dataset import Dataset
 from viddiff.errors import VideoError
 from viddiff.eval.closed import ClosedMetrics, ClosedRecord
 from viddiff.eval.open import OpenMetrics, OpenRecord
-from viddiff.report.build import build_page, cost_view
+from viddiff.report.build import PageContext, build_page, cost_view
 from viddiff.report.media import safe_name
 from viddiff.report.pages import page_context
 from viddiff.report.render import environment, write_page
-from viddiff.report.views import IndexEntry, IndexPage, MetricRow, MetricTable, NavLink
-from viddiff.schema import Sample, SampleResult
+from viddiff.report.views import CheckView, IndexEntry, IndexPage, MetricRow, MetricTable, NavLink
+from viddiff.schema import VIDEO_TASK_MODES, Sample, SampleResult
 from viddiff.video import VideoFrames, read_video_ref
 
 log = logging.getLogger(__name__)
@@ -64,6 +64,8 @@ def write_run_outputs(
     if report:
         report_dir.mkdir(parents=True, exist_ok=True)
         ctx = page_context(cfg, report_dir, judges=benchmark.judge_calls(cfg, mode), embed_videos=embed_videos)
+    if mode in VIDEO_TASK_MODES and benchmark.report_pages == "group":
+        return _write_task_report(report_dir, benchmark, dataset, results, metrics, ctx, mode, failures, visuals)
     records = _records_by_sample(metrics)
     done = [(i, s) for i, s in enumerate(dataset) if s.sample_key in results]
     env = environment()
@@ -76,7 +78,7 @@ def write_run_outputs(
         if not report and not drawable:
             continue
         shown = variant(sample)
-        videos, notes = _read_videos(shown, cfg)
+        videos, notes = _read_videos(shown, cfg, result.method)
         if visuals and drawable and videos is not None:
             from viddiff.report.figures import save_sample_visuals
 
@@ -87,8 +89,10 @@ def write_run_outputs(
                 nav.append(NavLink(href=sample_page_name(*_key(done[position - 1])), label="← previous"))
             if position + 1 < len(done):
                 nav.append(NavLink(href=sample_page_name(*_key(done[position + 1])), label="next →"))
+            checks = [CheckView(**c.model_dump()) for c in benchmark.sample_checks(metrics, sample.sample_key)]
             page = build_page(
-                shown, result, videos, ctx, records=records.get(sample.sample_key, []), nav=nav, notes=notes, benchmark=True
+                shown, result, videos, ctx, records=records.get(sample.sample_key, []), nav=nav, notes=notes,
+                benchmark=True, checks=checks,
             )
             write_page(report_dir / sample_page_name(index, sample.sample_key), page, env)
     if undrawable:
@@ -99,10 +103,41 @@ def write_run_outputs(
         title=f"viddiff run · {dataset.benchmark} · {mode}",
         headline=benchmark.headline(metrics),
         tables=metric_tables(benchmark, metrics),
-        samples=[_index_entry(i, s, results.get(s.sample_key), records, failures) for i, s in enumerate(dataset)],
+        samples=[
+            _index_entry(i, s, results.get(s.sample_key), records, failures, benchmark.sample_score(metrics, s.sample_key))
+            for i, s in enumerate(dataset)
+        ],
         models=ctx.models,
         cost=cost_view(u for r in results.values() for u in r.usage.values()),
         stand_ins=[*ctx.endpoint_stand_ins, *([ctx.clip_stand_in] if ctx.clip_stand_in else [])],
+        dataset=dataset.source,
+        version=ctx.version,
+    )
+    return write_page(report_dir / INDEX_FILE, index_page, env)
+
+
+def _write_task_report(
+    report_dir: Path, benchmark: Benchmark, dataset: Dataset, results: dict[str, SampleResult], metrics: Any,
+    ctx: Optional[PageContext], mode: str, failures: list[dict], visuals: bool,
+) -> Optional[Path]:
+    """Single-video tasks: one page per group of samples (a pair's videos with each question and answer)."""
+    if visuals:
+        log.warning("run.save_visuals: %s mode has no stage segmentation to draw; no figures", mode)
+    if ctx is None:
+        return None
+    from viddiff.report.tasks import write_task_pages
+
+    env = environment()
+    entries = write_task_pages(report_dir, benchmark, dataset, results, metrics, ctx, failures, env, mode)
+    index_page = IndexPage(
+        title=f"viddiff run · {dataset.benchmark} · {mode}",
+        headline=benchmark.headline(metrics),
+        tables=metric_tables(benchmark, metrics),
+        samples=entries,
+        sample_heading=["group", "question types", "videos", "questions", "score"],
+        models=ctx.models,
+        cost=cost_view(u for r in results.values() for u in r.usage.values()),
+        stand_ins=list(ctx.endpoint_stand_ins),
         dataset=dataset.source,
         version=ctx.version,
     )
@@ -113,15 +148,21 @@ def _key(item: tuple[int, Sample]) -> tuple[int, str]:
     return item[0], item[1].sample_key
 
 
-def _read_videos(sample: Sample, cfg: Config) -> tuple[Optional[tuple[VideoFrames, VideoFrames]], list[str]]:
-    """Both videos at the fps the method used; a video that became unreadable leaves the page without frames."""
-    fps = cfg.data.fps_for(sample.domain)
+def _read_videos(
+    sample: Sample, cfg: Config, method: str = "viddiff"
+) -> tuple[Optional[tuple[VideoFrames, ...]], list[str]]:
+    """The sample's videos at the fps the method used (a task's own rate, where it has one; the ``pose``
+    method's is ``pose.fps`` when set); a video that became unreadable leaves the page without frames."""
+    task_fps = sample.task.fps if sample.task is not None else None
+    fps = cfg.data.fps_by_domain.get(sample.domain, task_fps or cfg.data.default_fps)
+    if method == "pose" and cfg.pose.fps:
+        fps = cfg.pose.fps
     try:
         videos = tuple(read_video_ref(ref, fps, cfg.data.max_side, cfg.data.video_backend) for ref in sample.videos)
     except VideoError as exc:
         log.warning("report: sample %s: %s", sample.sample_key, exc)
         return None, [f"the videos could not be read when this report was written: {exc}"]
-    return (videos[0], videos[1]), []
+    return videos, []
 
 
 def _records_by_sample(metrics: Any) -> dict[str, list[Record]]:
@@ -133,11 +174,16 @@ def _records_by_sample(metrics: Any) -> dict[str, list[Record]]:
 
 
 def _index_entry(
-    index: int, sample: Sample, result: Optional[SampleResult], records: dict[str, list[Record]], failures: list[dict]
+    index: int,
+    sample: Sample,
+    result: Optional[SampleResult],
+    records: dict[str, list[Record]],
+    failures: list[dict],
+    benchmark_score: Optional[str] = None,
 ) -> IndexEntry:
     failed = next((f.get("error", "failed") for f in failures if f.get("sample_key") == sample.sample_key), None)
     counted = [r for r in records.get(sample.sample_key, []) if r.counted]
-    score = "–"
+    score = benchmark_score or "–"
     if counted:
         what = "found" if isinstance(counted[0], OpenRecord) else "right"
         score = f"{sum(r.correct for r in counted)} of {len(counted)} {what}"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 from typing import Callable, Optional, Sequence
 from urllib.parse import urlsplit
 
@@ -30,6 +31,8 @@ STAND_IN_HEADER = "X-Viddiff-Stand-In"
 scripted stand-in from a real model server on the same loopback address."""
 PROBE_TIMEOUT_S = 3.0
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
+UNIDENTIFIED = "answered by a local server"
+"""How a banner line about a loopback server that did not answer the probe begins."""
 
 Probe = Callable[[str], Optional[bool]]
 """``base_url`` → True (a stand-in), False (some other server), None (no answer)."""
@@ -128,7 +131,7 @@ def endpoint_stand_ins(
             out.append(
                 StandInView(
                     component=", ".join(who),
-                    reason=f"answered by a local server at {shown} that did not respond when this report was "
+                    reason=f"{UNIDENTIFIED} at {shown} that did not respond when this report was "
                     "written, so it could not be identified; if it was viddiff's scripted stand-in "
                     "(viddiff.testing.serve), the verdicts are meaningless",
                 )
@@ -148,3 +151,24 @@ def clip_stand_in(cfg: Config) -> Optional[StandInView]:
         reason="random weights (localizer.clip.pretrained is null and no checkpoint): the stage segmentation "
         "and the keyframes it picked are arbitrary",
     )
+
+
+MAYBE_STAND_IN_NOTICE = "NOTE: a local server that could not be identified may have been a stand-in"
+STAND_IN_NOTICE = (
+    "NOTE: stand-ins, not models, produced these results: the scores, p-values and estimated cost above say "
+    "nothing about the method"
+)
+
+
+def stand_in_notice(cfg: Config, roles: list[tuple[str, ModelCallConfig]], *, clip_used: bool) -> str:
+    """The console's (and ``report.md``'s) version of the report banner: ``""`` when no stand-in was involved,
+    else :data:`STAND_IN_NOTICE` and one indented line per stand-in. ``clip_used``: CLIP embedded something."""
+    views = endpoint_stand_ins(cfg, roles, dict(os.environ))
+    clip = clip_stand_in(cfg) if clip_used else None
+    if clip is not None:
+        views.append(clip)
+    if not views:
+        return ""
+    certain = any(not view.reason.startswith(UNIDENTIFIED) for view in views)
+    head = STAND_IN_NOTICE if certain else MAYBE_STAND_IN_NOTICE
+    return "\n".join([head, *(f"  - {view.component}: {view.reason}" for view in views)])

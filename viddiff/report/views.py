@@ -114,6 +114,8 @@ class FrameView(_View):
     video: Literal["A", "B"]
     frame_index: int
     time_s: float
+    skeleton: bool = False
+    """The body pose measured at this frame is drawn on it."""
     src: Optional[str] = None
     """JPEG data URL (``None`` when the video could not be read at report time)."""
     width: int = 0
@@ -147,6 +149,64 @@ class GroundTruthView(_View):
     detail: str = ""
 
 
+class PlotLine(_View):
+    """One video's curve: SVG polyline point lists, split where the curve has gaps."""
+
+    video: Literal["A", "B"]
+    segments: list[str]
+
+
+class PlotMarker(_View):
+    """The quantity at one keyframe."""
+
+    video: Literal["A", "B"]
+    x: float
+    y: float
+    label: str
+
+
+class PlotTick(_View):
+    y: float
+    label: str
+
+
+class PlotStage(_View):
+    x0: float
+    x1: float
+    name: str
+    colour: str
+
+
+class EvidencePlot(_View):
+    """The measured quantity against stage-normalised time, A and B overlaid (SVG user units)."""
+
+    width: float
+    height: float
+    left: float
+    right: float
+    top: float
+    bottom: float
+    stages: list[PlotStage]
+    ticks: list[PlotTick]
+    lines: list[PlotLine]
+    markers: list[PlotMarker]
+    highlight: Optional[PlotStage] = None
+    """The stage the measurement summarises (``None``: the whole action)."""
+
+
+class EvidenceView(_View):
+    """A difference's body-pose measurement: the numbers, or why there are none, and its plot."""
+
+    label: str
+    measured: bool
+    value_a: str = ""
+    value_b: str = ""
+    reason: str = ""
+    estimator: str = ""
+    frames: str = ""
+    plot: Optional[EvidencePlot] = None
+
+
 class DifferenceView(_View):
     number: int
     key: str
@@ -161,6 +221,7 @@ class DifferenceView(_View):
     scope_note: Optional[str] = None
     rows: list[KeyframeRow] = Field(default_factory=list)
     ground_truth: list[GroundTruthView] = Field(default_factory=list)
+    evidence: Optional[EvidenceView] = None
 
 
 class MissedTruth(_View):
@@ -202,6 +263,24 @@ class SampleInfo(_View):
     score: Optional[str] = None
 
 
+class CheckView(_View):
+    """One check a single-video task's answer was scored on (a constraint, a question)."""
+
+    label: str
+    passed: Optional[bool]
+    """``None``: not scored."""
+    detail: str = ""
+
+
+class TaskView(_View):
+    """Single-video tasks (``caption``, ``qa``): what the model was asked, what it answered, how it scored."""
+
+    prompt: str
+    system_prompt: Optional[str] = None
+    response: Optional[str] = None
+    checks: list[CheckView] = Field(default_factory=list)
+
+
 class NavLink(_View):
     href: str
     label: str
@@ -219,6 +298,7 @@ class ReportPage(_View):
     differences: list[DifferenceView]
     missed: list[MissedTruth] = Field(default_factory=list)
     description: Optional[str] = None
+    task: Optional[TaskView] = None
     models: list[ModelEntry]
     cost: CostView
     stand_ins: list[StandInView] = Field(default_factory=list)
@@ -248,6 +328,57 @@ class IndexEntry(_View):
     failed: Optional[str] = None
 
 
+class TaskVideo(_View):
+    """One video of a single-video task group (a benchmark pair's two videos, say)."""
+
+    label: str
+    """``Video 1``, ``Video 2``, ..."""
+    role: Optional[str] = None
+    path: str
+    name: str
+    src: Optional[str] = None
+    embedded: bool = False
+    note: Optional[str] = None
+
+
+class TaskCell(_View):
+    """The answer about one video to one question, and how it was scored."""
+
+    sample_key: str
+    answer: Optional[str]
+    reading: Optional[str] = None
+    expected: Optional[str] = None
+    outcome: str = ""
+    correct: Optional[bool] = None
+    failed: Optional[str] = None
+    pair_aware: bool = False
+    """The other video of the pair was shown too when this was answered."""
+
+
+class TaskRow(_View):
+    kind: str
+    """The sample's split (a question type, say)."""
+    question: str
+    cells: list[Optional[TaskCell]]
+    """One per video of the page, in the page's order (``None``: not asked about that video)."""
+
+
+class TaskPage(_View):
+    """Single-video tasks (``caption``, ``qa``) of one group (a pair): its videos, and every question with the
+    answer about each video."""
+
+    title: str
+    mode: str
+    videos: list[TaskVideo]
+    rows: list[TaskRow]
+    models: list[ModelEntry]
+    cost: CostView
+    stand_ins: list[StandInView] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    nav: list[NavLink] = Field(default_factory=list)
+    version: str
+
+
 class IndexPage(_View):
     """The run's front page: metrics and one line per sample."""
 
@@ -255,6 +386,8 @@ class IndexPage(_View):
     headline: str
     tables: list[MetricTable]
     samples: list[IndexEntry]
+    sample_heading: list[str] = Field(default_factory=lambda: ["sample", "split", "action", "differences", "score"])
+    """Column titles of the samples table (a task run lists groups of questions)."""
     models: list[ModelEntry]
     cost: CostView
     stand_ins: list[StandInView] = Field(default_factory=list)

@@ -11,6 +11,7 @@ are not part of the projection.
 
 from __future__ import annotations
 
+import math
 from typing import Iterable, Mapping, Optional
 
 from viddiff.config import Config, ConfigError, ModelCallConfig
@@ -69,20 +70,34 @@ class CostGuard:
         self.n_done += 1
         so_far = self.spent_before + self.spent
         if so_far > self.limit:
+            spent, limit = dollars(so_far, self.limit)
             raise CostLimitError(
-                f"stopped: the estimated cost so far, ${so_far:.2f}, is above run.max_cost_usd=${self.limit:.2f}; "
-                + _advice()
+                f"stopped: the estimated cost so far, {spent}, is above run.max_cost_usd={limit}; " + _advice()
             )
         if self.n_done < min(SAMPLES_BEFORE_PROJECTING, self.n_todo):
             return
         per_sample = self.spent / self.n_done
         projected = so_far + per_sample * (self.n_todo - self.n_done)
         if projected > self.limit:
+            spent, total, limit = dollars(self.spent, projected, self.limit)
+            (each,) = dollars(per_sample, extra_digits=1)
             raise CostLimitError(
-                f"stopped: {self.n_done} samples cost ${self.spent:.2f} (about ${per_sample:.3f} each), so this "
-                f"run's {self.n_todo} samples project to ${projected:.2f} in all, above "
-                f"run.max_cost_usd=${self.limit:.2f}; " + _advice()
+                f"stopped: {self.n_done} samples cost {spent} (about {each} each), so this run's {self.n_todo} "
+                f"samples project to {total} in all, above run.max_cost_usd={limit}; " + _advice()
             )
+
+
+def dollars(*amounts: float, extra_digits: int = 0) -> tuple[str, ...]:
+    """``$`` amounts with one number of decimals: at least 2, enough for two significant digits of the smallest,
+    and more while two different amounts would print the same (a budget of $0.004 is not "$0.00")."""
+    nonzero = [abs(a) for a in amounts if a]
+    decimals = max([2] + [1 - math.floor(math.log10(a)) for a in nonzero])
+    while decimals < _MAX_DECIMALS and len({f"{a:.{decimals}f}" for a in amounts}) < len(set(amounts)):
+        decimals += 1
+    return tuple(f"${a:.{decimals + extra_digits}f}" for a in amounts)
+
+
+_MAX_DECIMALS = 8
 
 
 def _advice() -> str:

@@ -23,7 +23,7 @@ from types import TracebackType
 from typing import Optional
 
 from viddiff.errors import OutputError
-from viddiff.store import output_error
+from viddiff.store import open_no_link, output_error
 
 LOCK_FILE = ".viddiff.lock"
 
@@ -37,10 +37,7 @@ class OutputDirLock:
         self._fd: Optional[int] = None
 
     def acquire(self) -> None:
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
-        except OSError as exc:
-            raise output_error(self.path, exc) from None
+        fd = open_no_link(self.path, os.O_RDWR | os.O_CREAT, 0o666)  # a link: refused, never truncated through
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

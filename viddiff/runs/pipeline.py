@@ -21,16 +21,25 @@ from pydantic import BaseModel
 from viddiff import benchmarks
 from viddiff.benchmarks.base import Benchmark
 from viddiff.config import Config
-from viddiff.runs.cost_guard import CostGuard, check_prices, total_cost
+from viddiff.runs.cost_guard import CostGuard, check_prices, dollars, total_cost
 from viddiff.data.dataset import Dataset
 from viddiff.errors import ViddiffError
+from viddiff.eval.report import METRICS_FILE, note_in_report, note_invalid_answers
 from viddiff.methods import Method, MethodFactory, check_mode, get_method
-from viddiff.runs.failures import ERRORS_FILE, FailureLog, SampleFailure
-from viddiff.runs.output_lock import OutputDirLock
+from viddiff.runs.failures import ERRORS_FILE, FAILURES_FILE, FailureLog, SampleFailure
+from viddiff.runs.output_lock import LOCK_FILE, OutputDirLock
 from viddiff.runs.resume import check_resume
 from viddiff.runs.sample_runner import SampleRunner, error_entries, latest_failures
 from viddiff.schema import Mode, RetrievalFrames, Sample, SampleResult, StageUsage
-from viddiff.store import ResultsStore, output_error, prepare_output_dir, write_json_atomic, write_text_atomic
+from viddiff.store import (
+    SAMPLES_FILE,
+    ResultsStore,
+    output_error,
+    prepare_output_dir,
+    refuse_links,
+    write_json_atomic,
+    write_text_atomic,
+)
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +49,24 @@ class RunOutcome(BaseModel):
     n_samples: int
     n_failed: int
     metrics: dict
+    n_verdicts: int = 0
+    """Verdicts the finished samples hold (one per difference asked about)."""
+    invalid_answers: dict[str, list[str]] = {}
+    """Sample key → difference keys whose answers stayed invalid (null predictions, counted wrong)."""
+    incomplete_scores: str = ""
+    """Why the scores are incomplete (the judge's answers stayed invalid), or ``""``."""
+
+    def invalid_answers_line(self) -> str:
+        """What the end of a run says when some answers stayed invalid ('' when none did)."""
+        if not self.invalid_answers:
+            return ""
+        n_invalid = sum(len(keys) for keys in self.invalid_answers.values())
+        n_finished = self.n_samples - self.n_failed
+        return (
+            f"viddiff: {n_invalid} of {self.n_verdicts} answers in {len(self.invalid_answers)} of {n_finished} "
+            "samples stayed invalid after the re-asks; their predictions are null and count as wrong "
+            f"(the answers are under raw_answers in {self.output_dir}/{SAMPLES_FILE})"
+        )
 
 
 class _Scored(NamedTuple):
@@ -70,6 +97,15 @@ def sanity_variant(sample: Sample, *, swap_videos: bool, same_video: bool) -> Sa
                 keyframes={k: (v[0], v[0]) for k, v in rf.keyframes.items()},
             )
     return sample.model_copy(update={"videos": videos, "retrieval_frames": rf})
+
+
+def invalid_answers(results: dict[str, SampleResult]) -> dict[str, list[str]]:
+    """Sample key → keys of the verdicts that got no valid answer (recorded, never guessed)."""
+    found = {
+        key: [p.key for p in result.predictions if p.prediction is None and not p.votes and p.raw_answers]
+        for key, result in results.items()
+    }
+    return {key: keys for key, keys in found.items() if keys}
 
 
 def total_usage(
@@ -143,7 +179,9 @@ def run_benchmark(
     benchmark = benchmarks.of(cfg)
     if dataset is None:
         dataset = benchmark.load(cfg, splits)
+    benchmark.check_selection(dataset, mode)
     out_dir = prepare_output_dir(output_dir)
+    _refuse_linked_outputs(out_dir)
     variant_of = functools.partial(sanity_variant, swap_videos=cfg.run.swap_videos, same_video=cfg.run.same_video)
     with OutputDirLock(out_dir):
         vd = (method or get_method("viddiff"))(cfg)
@@ -166,6 +204,16 @@ def run_benchmark(
             if index is not None:
                 print(f"report in {index}")
         return scored.outcome
+
+
+def _refuse_linked_outputs(out_dir: Path) -> None:
+    """Files a run appends to or writes into, as links, would take its writes outside ``out_dir``.
+
+    (Files written whole are replaced atomically, which replaces a link instead of following it.)
+    """
+    from viddiff.report.run import REPORT_DIR, VISUALS_DIR
+
+    refuse_links(out_dir, (LOCK_FILE, SAMPLES_FILE, FAILURES_FILE, REPORT_DIR, VISUALS_DIR))
 
 
 def _run_locked(
@@ -227,18 +275,37 @@ def _run_locked(
         out_dir, metrics, cfg=cfg, dataset_source=dataset.source, dataset_revision=dataset.revision,
         failed_samples=sorted(failed_keys),
     )
+    invalid = invalid_answers(done)
+    n_verdicts = sum(len(r.predictions) for r in done.values())
+    if invalid:
+        note_invalid_answers(out_dir, invalid, n_verdicts)
     print(benchmark.format_table(metrics))
     print(_format_usage(usage, len(done)))
+    notice = _stand_in_notice(cfg, benchmark, mode, vd)
+    if notice:
+        print(notice)
+        note_in_report(out_dir, notice)
     outcome = RunOutcome(
-        output_dir=str(out_dir), n_samples=len(dataset), n_failed=len(failures), metrics=metrics.model_dump(mode="json")
+        output_dir=str(out_dir), n_samples=len(dataset), n_failed=len(failures), metrics=metrics.model_dump(mode="json"),
+        n_verdicts=n_verdicts, invalid_answers=invalid,
+        incomplete_scores=benchmark.incomplete_scores(metrics, out_dir / METRICS_FILE),
     )
     return _Scored(outcome, metrics, done, failures)
+
+
+def _stand_in_notice(cfg: Config, benchmark: Benchmark, mode: Mode, vd: Method) -> str:
+    """What the HTML report's banner says, for the console: the models that answered were stand-ins."""
+    from viddiff.report.standins import stand_in_notice
+
+    roles = [*vd.model_calls().items(), *benchmark.judge_calls(cfg, mode)]
+    clip_used = getattr(vd, "clip_stats", lambda: None)() is not None
+    return stand_in_notice(cfg, roles, clip_used=clip_used)
 
 
 def _format_usage(usage: dict[str, StageUsage], n_samples: int) -> str:
     lines = ["stage        calls  cached  images  tokens(in/out)   est. cost"]
     for stage, u in sorted(usage.items()):
-        cost = "unknown" if u.cost_usd is None else f"${u.cost_usd:.4f}"
+        cost = "unknown" if u.cost_usd is None else dollars(u.cost_usd)[0]
         lines.append(
             f"{stage:<12} {u.calls:>5}  {u.cache_hits:>6}  {u.images:>6}  {u.prompt_tokens:>7}/{u.completion_tokens:<7}  {cost}"
         )
@@ -246,5 +313,5 @@ def _format_usage(usage: dict[str, StageUsage], n_samples: int) -> str:
     for u in usage.values():
         total = total.add(u)
     if n_samples and total.cost_usd is not None:
-        lines.append(f"per sample: ${total.cost_usd / n_samples:.4f}")
+        lines.append(f"per sample: {dollars(total.cost_usd / n_samples)[0]}")
     return "\n".join(lines)

@@ -96,6 +96,16 @@ class SampleRunner:
         try:
             for next_done in asyncio.as_completed(tasks):
                 await next_done
+        except asyncio.CancelledError:  # Ctrl-C: say so at once, then stop the samples in flight
+            in_flight = sum(not task.done() for task in tasks)
+            log.warning(
+                "stopping: cancelling %d unfinished samples (finished samples are saved); work in progress ends "
+                "after its current step (one CLIP batch at most)", in_flight,
+            )
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         except _Stop as stop:
             for task in tasks:
                 task.cancel()

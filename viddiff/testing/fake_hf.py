@@ -13,6 +13,8 @@ fetches one file:
   answered directly (``ETag`` = git blob sha1, ``X-Repo-Commit``); LFS files
   redirect with ``302`` to a second port standing in for the CDN, carrying
   ``X-Linked-Etag`` (sha256) and ``X-Linked-Size`` like the Hub does;
+* ``HEAD|GET /{repo}/resolve/{rev}/{path}``: the same for a file of a model repo (one file fetched by
+  ``hf_hub_download``, such as a tokenizer model);
 * byte ranges (``Range: bytes=N-`` -> ``206``), so interrupted downloads resume;
 * 404s with the Hub's ``X-Error-Code`` (``RepoNotFound``, ``RevisionNotFound``,
   ``EntryNotFound``).
@@ -263,6 +265,8 @@ class _HubHandler(BaseHTTPRequestHandler):
             return self._api(segments[2:], parse_qs(split.query), head)
         if len(segments) >= 6 and segments[0] == "datasets" and segments[3] == "resolve":
             return self._resolve("/".join(segments[1:3]), segments[4], "/".join(segments[5:]), head)
+        if len(segments) >= 5 and segments[2] == "resolve":  # a model repo's file (e.g. a tokenizer's model)
+            return self._resolve("/".join(segments[:2]), segments[3], "/".join(segments[4:]), head)
         self._error(404, None, f"not a Hub route: {split.path}")
 
     def _api(self, rest: list[str], query: dict[str, list[str]], head: bool) -> None:

@@ -1,9 +1,13 @@
 """A scripted stand-in for the LLMs/VLMs viddiff calls, for offline tests, demos and benches.
 
 ``ScriptedModel`` answers every request the toolkit makes (proposer,
-differencer, open-mode judge and flip check, LMM baselines) with valid,
-deterministic JSON, recognising each request by its response-format schema
-name (or, in ``json_object`` mode, by its wording). Its visual answers are
+differencer, open-mode judge and flip check, LMM baselines, the captioning
+benchmarks' captioner and judges, questions about one video and their judge)
+with valid, deterministic answers, recognising each request by its
+response-format schema name (or, in ``json_object`` mode and for free text, by
+its wording). Captions of the synthetic single-video clips state the background
+colour and the square's direction read from the frames
+(``viddiff.data.synth_clips``). Its visual answers are
 computed from the images it is sent (mean brightness of A's frames versus
 B's, direction chosen per statement), so they depend on the videos, flip
 when A and B are swapped, and say ``c`` when both videos are the same —
@@ -25,6 +29,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from viddiff.benchmarks.vidpair import prompts as vidpair_prompts
+from viddiff.benchmarks.vidpair.synthetic import COLOURS, colours_seen
 from viddiff.testing.fake_openai import ChatRequest
 
 OPPOSITES = [("wider", "narrower"), ("deeper", "shallower"), ("higher", "lower"), ("faster", "slower"), ("more", "less")]
@@ -35,6 +41,29 @@ _JUDGE_STOPWORDS = {
     "their", "this", "that", "which", "what", "how", "from", "for", "one", "other", "has", "have", "appear", "appears",
     "whereas", "while",
 }
+
+
+_NAME_LINKS = 'Refer to stages and differences by their "name"'
+"""Marks the linking prompt by name (``proposer.link_by=name``)."""
+_REFINE_MARKERS = ("Remove the strings", "filter out")
+"""Mark the two refinement prompts (``proposer.refinement``: ``keep_known``, ``wholesale``)."""
+_N_A = re.compile(r"the first (\d+) images", re.I)
+"""How many of a baseline request's images are video A's, as its text says (both prompt styles)."""
+POSE_RULES: list[tuple[set[str], dict]] = [
+    ({"slower"}, {"quantity": "duration", "direction": "greater", "side": "none"}),
+    ({"faster", "hands"}, {"quantity": "speed", "body_part": "wrist", "statistic": "max", "direction": "greater"}),
+    ({"faster"}, {"quantity": "duration", "direction": "smaller", "side": "none"}),
+    ({"deeper"}, {"quantity": "knee_angle", "statistic": "min", "direction": "smaller"}),
+    ({"knees", "straighter"}, {"quantity": "knee_angle", "statistic": "mean", "direction": "greater"}),
+    ({"knee", "straighter"}, {"quantity": "knee_angle", "statistic": "mean", "direction": "greater"}),
+    ({"arms", "straighter"}, {"quantity": "elbow_angle", "statistic": "mean", "direction": "greater"}),
+    ({"leans"}, {"quantity": "trunk_lean", "statistic": "max", "direction": "greater", "side": "none"}),
+    ({"upright"}, {"quantity": "trunk_lean", "statistic": "mean", "direction": "smaller", "side": "none"}),
+    ({"stance", "wider"}, {"quantity": "stance_width", "statistic": "mean", "direction": "greater", "side": "none"}),
+    ({"hands", "higher"}, {"quantity": "wrist_height", "statistic": "max", "direction": "greater"}),
+    ({"hips", "lower"}, {"quantity": "hip_height", "statistic": "min", "direction": "smaller", "side": "none"}),
+]
+"""Keyword rules of the scripted body-pose mapping: the words a statement must contain → its measurement."""
 
 
 def _stable_bit(text: str) -> int:
@@ -49,6 +78,12 @@ def _after(text: str, marker: str) -> Any:
     return value
 
 
+def _leading_json(text: str) -> Any:
+    """The JSON value a message starts with (the client may append an instruction after it)."""
+    value, _ = json.JSONDecoder().raw_decode(text.lstrip())
+    return value
+
+
 def _words(text: str) -> set[str]:
     return set(re.findall(r"[a-z]+", text.lower()))
 
@@ -60,32 +95,53 @@ class ScriptedModel:
         self.n_stages = n_stages
 
     def __call__(self, req: ChatRequest) -> str:
-        kind = self._kind(req)
+        kind = self.kind(req)
         handler = getattr(self, f"_answer_{kind}", None)
         if handler is None:
             raise ValueError(f"ScriptedModel does not know how to answer a {kind!r} request")
         answer = handler(req)
         return answer if isinstance(answer, str) else json.dumps(answer)  # str: a free-text answer
 
-    def _kind(self, req: ChatRequest) -> str:
+    def kind(self, req: ChatRequest) -> str:
+        """Which request this is: its answer schema's name (``json_schema``), else told by its wording."""
         name = schema_name(req)
         text = req.text
         if req.response_format is None and "Compare video A and video B along these seven dimensions" in text:
             return "DescribeText"
         if name is None and "Plan the comparison of two performances" in text:
             return "ProposalAnswer"
+        if req.response_format is None and vidpair_prompts.QUESTION_MARK in text and any(
+            instruction in text for instruction in vidpair_prompts.INSTRUCTIONS.values()
+        ):
+            return "VidPairQuestion"
+        if req.response_format is None:
+            if "Correct Answer:" in text and "Predicted Answer:" in text:
+                return "GradeText"
+            if "\nDescription:\n" in text and "\nQuestion:\n" in text:
+                return "CaptionAnswerText"
+            if req.images:
+                return "CaptionText"
+        if name is None and _NAME_LINKS in text:  # first: its stage plan is JSON with a "stages" key
+            return "StageNameLinks"
         if name == "StagesAnswer" or name is None and '"stages"' in text:
-            return "refine" if "Remove the strings" in text else "stages"
+            return "refine" if any(marker in text for marker in _REFINE_MARKERS) else "stages"
         if name is None:
             for marker, kind in (
-                ("<question>", "ChecklistJudgeAnswer"),  # first: the judged description may contain other markers
+                ("<reference>", "DescriptionScoreAnswer"),  # first: the judged texts may contain other markers
+                ("<question>", "ChecklistJudgeAnswer"),
+                ('"checkitem"', "SpanAnswer"),
+                ('"result_confidence"', "OpenJudgeAnswer"),
+                ("Predicted Answer:", "CaptionGrade"),
                 ("ways in which the two performances could differ", "DifferencesAnswer"),
+                ("differences in how this action could be performed", "DifferencesAnswer"),
                 ("candidate differences between the two videos", "DimensionDifferencesAnswer"),
                 ("list the ids of the differences", "LinksAnswer"),
+                ("choose the ONE measurement", "PoseMeasurementsAnswer"),
                 ('"answer_detailed"', "AnswerABC"),
                 ('"matches"', "MatchAnswer"),
                 ('"results"', "FlipAnswer"),
                 ("mapping each id", "ClosedAnswer"),
+                ("mapping each key", "ClosedAnswer"),
                 ('"differences": [{"description"', "OpenAnswer"),
             ):
                 if marker in text:
@@ -96,7 +152,7 @@ class ScriptedModel:
     # ----------------------------------------------------------------- proposer
 
     def _answer_DifferencesAnswer(self, req: ChatRequest) -> dict:
-        n = int(re.search(r"List (\d+) ways", req.text).group(1))
+        n = int(re.search(r"(?:List|Suggest) (\d+) (?:ways|differences)", req.text).group(1))
         return {
             "differences": [
                 {
@@ -131,7 +187,7 @@ class ScriptedModel:
         return {"differences": items}
 
     def _answer_stages(self, req: ChatRequest) -> dict:
-        n_keys = int(re.search(r"at least (\d+) \"retrieval_strings\"", req.text).group(1))
+        n_keys = int(re.search(r"at least (\d+)", req.text).group(1))
         return {
             "stages": [
                 {
@@ -144,6 +200,10 @@ class ScriptedModel:
         }
 
     def _answer_refine(self, req: ChatRequest) -> dict:
+        """Drops each stage's first string (if it has more than one), listed as lines or (wholesale) as JSON."""
+        if "filter out" in req.text:
+            plan = _after(req.text, "look like:")["stages"]
+            return {"stages": [{**s, "retrieval_strings": s["retrieval_strings"][1:] or s["retrieval_strings"]} for s in plan]}
         stages = []
         for line in req.text.splitlines():
             match = re.match(r"\d+\. (.+?): (\".*\")$", line)
@@ -177,6 +237,29 @@ class ScriptedModel:
             ]
         }
 
+    def _answer_StageNameLinks(self, req: ChatRequest) -> dict:
+        """Linking by name: the differences' names dealt round the stages' names, as ``LinksAnswer`` deals ids."""
+        stages = [s["name"] for s in _after(req.text, "Its stages:")["stages"]]
+        names = [d["name"] for d in _after(req.text, "than of the other:").values()]
+        return {name: [d for i, d in enumerate(names) if i % len(stages) == k] for k, name in enumerate(stages)}
+
+    def _answer_PoseMeasurementsAnswer(self, req: ChatRequest) -> dict:
+        """Body-pose mapping by keywords (:data:`POSE_RULES`): the first rule whose words all occur in the statement
+        gives its measurement, over the stage the statement names (else the whole action); no rule, none."""
+        stages = re.findall(r"^(\d+)\. ([^:\n]+)", req.text.split("Its stages, in order:", 1)[1].split("\n\n", 1)[0], re.M)
+        block = req.text.split("Differences (id: statement):", 1)[1].split("\n\nAnswer as JSON", 1)[0]
+        items = []
+        for key, statement in re.findall(r"^(\S+): (.*)$", block.strip(), flags=re.M):
+            words = _words(statement)
+            rule = next((r for needed, r in POSE_RULES if needed <= words), None)
+            if rule is None:
+                items.append({"id": key, "measurable": False})
+                continue
+            stage = next((int(n) for n, name in stages if name.lower() in statement.lower()), None)
+            side = "left" if "left" in words else "right" if "right" in words else rule.get("side", "both")
+            items.append({"id": key, "measurable": True, **rule, "side": side, "stage": stage})
+        return {"differences": items}
+
     # ----------------------------------------------------------------- visual answers
 
     def _direction(self, req: ChatRequest, statement: str, n_a: int) -> Optional[str]:
@@ -202,13 +285,13 @@ class ScriptedModel:
         return {"answer_detailed": "forced choice", "answer": self._direction(req, statement, len(req.images) // 2) or "a"}
 
     def _answer_ClosedAnswer(self, req: ChatRequest) -> dict:
-        ids = re.findall(r'^"([^"]+)": ', req.text, flags=re.M)
-        n_a = int(m.group(1)) if (m := re.search(r"The first (\d+) images", req.text)) else len(req.images) // 2
+        ids = re.findall(r'^\s*"([^"]+)": ', req.text, flags=re.M)
+        n_a = int(m.group(1)) if (m := _N_A.search(req.text)) else len(req.images) // 2
         return {key: self._direction(req, key, n_a) or "a" for key in ids}
 
     def _answer_OpenAnswer(self, req: ChatRequest) -> dict:
         n = int(re.search(r"at most (\d+) differences", req.text).group(1))
-        n_a = int(m.group(1)) if (m := re.search(r"The first (\d+) images", req.text)) else len(req.images) // 2
+        n_a = int(m.group(1)) if (m := _N_A.search(req.text)) else len(req.images) // 2
         return {
             "differences": [
                 {"description": f"property {i} is higher", "prediction": self._direction(req, str(i), n_a) or "a"}
@@ -271,6 +354,128 @@ class ScriptedModel:
                 continue
             return {"answer": "yes", "explanation": f"the description states: {sentence.strip()!r}"}
         return {"answer": "no", "explanation": "the description states no difference about this"}
+
+    # ----------------------------------------------------------------- single-video captions (IF-VidCap, VidCapBench)
+
+    def _scene(self, req: ChatRequest) -> tuple[str, str]:
+        """(background colour, direction of the square) seen in the request's frames (synthetic clips)."""
+        from viddiff.data.synth_clips import scene_of
+
+        if not req.images:
+            return "unknown", "somewhere"
+        colour, direction = scene_of([np.asarray(p.image.convert("RGB")) for p in req.images])
+        return colour, f"from {direction}" if direction else "nowhere"
+
+    def _answer_CaptionText(self, req: ChatRequest) -> str:
+        """A caption in the form the instruction names (list, JSON, else prose), stating what the frames show.
+        It follows a form but ignores case and length instructions, so some constraints fail by design."""
+        colour, direction = self._scene(req)
+        instruction = req.texts[-1].lower() if req.texts else ""
+        if "unordered list" in instruction:
+            return f"- the background is {colour}\n- the square moves {direction}"
+        if "json" in instruction:
+            return json.dumps({"background": colour, "motion": f"a white square moves {direction}"})
+        return f"The background is {colour}. A white square moves {direction} across the frame."
+
+    def _answer_SpanAnswer(self, req: ChatRequest) -> dict:
+        """Extraction: the whole response (always verbatim); for ``count``, one ``(item)`` per non-empty line."""
+        payload = _leading_json(next(t for t in req.texts if t.lstrip().startswith("{") and '"checkitem"' in t))
+        response = payload["response"]
+        if payload["checkitem"].get("constraint_id") == "count":
+            lines = [line.strip().lstrip("-*• ").strip() for line in response.splitlines() if line.strip()]
+            return {"content": [",".join(f"({line})" for line in lines)]}
+        return {"content": [response]}
+
+    def _answer_OpenJudgeAnswer(self, req: ChatRequest) -> dict:
+        """Open question from the response alone: an option whose words appear in it in order (else most shared
+        words); yes/no: "yes" when the response names a key word of the question."""
+        payload = _leading_json(next(t for t in req.texts if t.lstrip().startswith("{") and '"options"' in t))
+        response, options = payload["response"].lower(), payload["options"]
+        if [o.lower() for o in options] == ["yes", "no"]:
+            keys = {w for w in _words(payload["question"]) if len(w) > 3} - _JUDGE_STOPWORDS - {"response", "state", "describe", "does"}
+            hit = keys & _words(response)
+            return {"answer": "yes" if hit else "no", "result_explanation": f"names {sorted(hit)}", "result_confidence": 4}
+        texts = [re.sub(r"^[A-D]\.\s*", "", o).lower() for o in options]
+        exact = [k for k, t in enumerate(texts) if re.search(rf"\b{re.escape(t)}\b", response)]
+        best = exact[0] if exact else max(range(len(texts)), key=lambda k: len(_words(texts[k]) & _words(response)))
+        return {"answer": options[best], "result_explanation": f"the response fits {texts[best]!r}", "result_confidence": 3}
+
+    def _answer_CaptionAnswerText(self, req: ChatRequest) -> str:
+        """VidCapBench: the description's sentence sharing most key words with the question, else "Not mentioned"."""
+        text = req.text
+        description = text.split("\nDescription:\n", 1)[1].split("\nQuestion:\n", 1)[0]
+        question = text.split("\nQuestion:\n", 1)[1]
+        keys = {w for w in _words(question) if len(w) > 2} - _JUDGE_STOPWORDS
+        sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", description) if s.strip()]
+        scored = [(len(keys & _words(s)), s) for s in sentences]
+        best = max(scored, default=(0, ""))
+        return best[1] if best[0] > 0 else "Not mentioned."
+
+    def _grade(self, req: ChatRequest) -> tuple[int, str]:
+        answer = re.search(r"Correct Answer: (.*)", req.text).group(1)
+        prediction = re.search(r"Predicted Answer: (.*)", req.text).group(1)
+        if "not mentioned" in prediction.lower():
+            return 0, "the prediction does not mention it"
+        keys = {w for w in _words(answer) if len(w) > 2} - _JUDGE_STOPWORDS
+        found = keys & _words(prediction)
+        if found == keys:
+            return 2, "all key words are there"
+        if found:
+            return 1, f"{len(found)} of {len(keys)} key words are there"
+        return -1, "it says something else"
+
+    def _answer_CaptionGrade(self, req: ChatRequest) -> dict:
+        score, analysis = self._grade(req)
+        return {"score": score, "analysis": analysis}
+
+    def _answer_GradeText(self, req: ChatRequest) -> str:
+        """The grade as free text, as the released reader gets it (digits in the analysis can flip it)."""
+        score, analysis = self._grade(req)
+        return str({"score": score, "analysis": analysis})
+
+
+    # ----------------------------------------------------------------- VidPair-Halluc questions
+
+    def _answer_VidPairQuestion(self, req: ChatRequest) -> str:
+        """A question about a video (``qa`` mode): colours are read from every image sent (the discs of the
+        synthetic VidPair-Halluc), so a pair-aware request pools both videos; other questions get a stable guess.
+        One yes/no question in ten gets "I don't know." (the release reads it as no) and one "Unclear from these
+        frames." (unreadable); multiple-choice answers of several letters are sometimes written "A, C"."""
+        text = req.text
+        question = text.split(vidpair_prompts.QUESTION_MARK, 1)[1]
+        kind = next(k for k, instruction in vidpair_prompts.INSTRUCTIONS.items() if instruction in text)
+        seen = colours_seen([np.asarray(p.image.convert("RGB")) for p in req.images]) if req.images else []
+        first_line = question.splitlines()[0].lower()
+        named = sorted((c for c in COLOURS if re.search(rf"\b{c}\b", first_line)), key=first_line.index)
+        salt = _stable_int(question + "|" + ",".join(seen))
+        if kind == "binary":
+            if salt % 10 == 0:
+                return "I don't know."
+            if salt % 10 == 1:
+                return "Unclear from these frames."
+            yes = all(c in seen for c in named) if named else bool(_stable_bit(question))
+            return "Yes." if yes else "No."
+        if kind == "multiple_choice":
+            options = re.findall(r"^([A-Z])\. (.+)$", question, flags=re.M)
+            letters = [letter for letter, option in options if any(re.search(rf"\b{c}\b", option) for c in seen)]
+            if not letters:
+                return "AB"[salt % 2] if options else "A"
+            return ", ".join(letters) if len(letters) > 1 and salt % 3 == 0 else "".join(letters)
+        if not seen:
+            return "A grey room with a picture on the wall."
+        return "A " + " and ".join(seen) + " disc bounces in a grey room."
+
+    def _answer_DescriptionScoreAnswer(self, req: ChatRequest) -> dict:
+        """Our open-ended judge: the share of the reference's words (3+ letters) that the answer uses, out of 10."""
+        reference = re.search(r"<reference>\n(.*?)\n</reference>", req.text, flags=re.S).group(1)
+        answer = re.search(r"<answer>\n(.*?)\n</answer>", req.text, flags=re.S).group(1)
+        wanted = {w for w in _words(reference) if len(w) > 2}
+        score = round(10 * len(wanted & _words(answer)) / max(1, len(wanted)))
+        return {"score": score, "explanation": f"{len(wanted & _words(answer))} of {len(wanted)} reference words"}
+
+
+def _stable_int(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
 
 
 class AlwaysA(ScriptedModel):

@@ -19,8 +19,10 @@ start frame is time 0 of the sampled sequence and its frames keep their own time
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import math
+import threading
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +44,7 @@ from viddiff.video.sources import (
     import_decord,
     probe_file,
 )
-from viddiff.video.timing import is_constant_rate, mean_rate, nearest_to_grid
+from viddiff.video.timing import is_constant_rate, mean_rate, nearest_to_grid, segment_centres
 
 if TYPE_CHECKING:
     from viddiff.schema import VideoRef
@@ -55,9 +57,38 @@ _Frames = Generator[np.ndarray, None, None]
 
 __all__ = [
     "BACKENDS", "IMAGE_SUFFIXES", "VideoFrames", "VideoInfo", "compute_stride", "probe_video", "read_pair",
-    "read_video", "read_video_ref", "resolve_trim", "scaled_size",
+    "read_video", "read_video_ref", "read_videos", "resolve_trim", "scaled_size",
 ]
 BACKENDS = ("auto", "decord", "pyav")
+
+
+class _SaidForPair:
+    """Messages already logged while reading one pair; both videos' reader threads share it."""
+
+    def __init__(self) -> None:
+        self._said: set[str] = set()
+        self._lock = threading.Lock()
+
+    def first(self, message: str) -> bool:
+        with self._lock:
+            if message in self._said:
+                return False
+            self._said.add(message)
+            return True
+
+
+_SAID_FOR_PAIR: contextvars.ContextVar[Optional[_SaidForPair]] = contextvars.ContextVar(
+    "viddiff_said_for_pair", default=None
+)
+
+
+def _log_per_video(level: int, message: str, *args: object) -> None:
+    """A message that comes up for each video the same way: once per pair (:func:`read_pair`), and once per run
+    on the ``viddiff`` console (``ONCE_PER_RUN``)."""
+    said = _SAID_FOR_PAIR.get()
+    if said is not None and not said.first(message % args):
+        return
+    logger.log(level, message, *args, extra=ONCE_PER_RUN)
 _FPS_TOLERANCE = 0.01  # relative disagreement between caller and container fps that is reported
 _STRIDE_TOLERANCE = 1e-6
 
@@ -140,14 +171,14 @@ def compute_stride(fps_original: float, target_fps: Optional[float]) -> int:
     ratio = fps_original / target_fps
     stride = max(1, math.floor(ratio + 0.5))
     if target_fps > fps_original:
-        logger.warning(
-            "target fps %g exceeds the video's %g fps; using every frame (%g fps)",
-            target_fps, fps_original, fps_original, extra=ONCE_PER_RUN,
+        _log_per_video(
+            logging.WARNING, "target fps %g exceeds the video's %g fps; using every frame (%g fps)",
+            target_fps, fps_original, fps_original,
         )
     elif abs(ratio - round(ratio)) > _STRIDE_TOLERANCE:
-        logger.warning(
-            "target fps %g is not an integer divisor of %g fps; using stride %d (%g fps)",
-            target_fps, fps_original, stride, fps_original / stride, extra=ONCE_PER_RUN,
+        _log_per_video(
+            logging.WARNING, "target fps %g is not an integer divisor of %g fps; using stride %d (%g fps)",
+            target_fps, fps_original, stride, fps_original / stride,
         )
     return stride
 
@@ -273,13 +304,21 @@ def _plan(
     trimmed = times_s[start:end]
     positions = nearest_to_grid(trimmed, target_fps)
     frame_times = trimmed[positions] - trimmed[0]
-    logger.info(
-        "variable frame rate: frames sampled by presentation time, nearest to every %s",
+    _log_per_video(
+        logging.INFO, "variable frame rate: frames sampled by presentation time, nearest to every %s",
         "frame" if target_fps is None else f"{1 / target_fps:.3g} s",
-        extra=ONCE_PER_RUN,
     )
     sampled_fps = mean_rate(frame_times) or target_fps or fps
     return _Plan(start + positions, start, end, sampled_fps, fps, None, frame_times)
+
+
+def _count_plan(path: str, n_frames: int, fps: float, frames_trim: Trim, count: int) -> _Plan:
+    """Exactly ``count`` frames of the trimmed clip, one near the centre of each of ``count`` equal segments
+    (:func:`~viddiff.video.timing.segment_centres`), picked by frame index whatever the frame rate."""
+    start, end = resolve_trim(frames_trim, n_frames, path)
+    indices = start + segment_centres(end - start, count)
+    duration_s = (end - start) / fps
+    return _Plan(indices, start, end, count / duration_s, fps, None, None)
 
 
 def _collect(frames: _Frames, count: int, max_side: Optional[int], path: str) -> np.ndarray:
@@ -381,14 +420,16 @@ def read_video(
     fps_original: Optional[float] = None,
     max_side: Optional[int] = None,
     backend: str = "auto",
+    count: Optional[int] = None,
 ) -> VideoFrames:
     """Decode the sampled frames of a video file or image directory, upright, within a trim.
 
     Constant-rate sources give the frames ``range(start, end, stride)``; variable-rate files give
     the frames nearest to every ``1 / target_fps`` seconds from the trim start (``target_fps=None``
-    keeps every frame). Directories of images always use the image reader (whatever ``backend``
-    says) and need ``fps_original``. Trim and fps mistakes raise at once; in 'auto' mode a decord
-    failure retries the read with PyAV.
+    keeps every frame). ``count`` instead takes exactly that many frames spread over the clip by index
+    (:func:`~viddiff.video.timing.segment_centres`; ``target_fps`` is then ignored). Directories of
+    images always use the image reader (whatever ``backend`` says) and need ``fps_original``. Trim and
+    fps mistakes raise at once; in 'auto' mode a decord failure retries the read with PyAV.
     """
     _check_backend(backend)
     _check_max_side(max_side)
@@ -396,17 +437,27 @@ def read_video(
     sources: Iterator[_Source]
     if path.is_dir():
         images = _image_dir(path, fps_original)
-        plan = _plan(str(path), images.n_frames, float(fps_original), None, frames_trim, target_fps)
+        if count is not None:
+            plan = _count_plan(str(path), images.n_frames, float(fps_original), frames_trim, count)
+        else:
+            plan = _plan(str(path), images.n_frames, float(fps_original), None, frames_trim, target_fps)
         n_frames, sources = images.n_frames, iter([images])
     else:
         probe = probe_file(path)
         times = _variable_times(probe)
         fps = _checked_fps(str(path), probe.fps, fps_original, times is not None)
-        plan = _plan(str(path), probe.n_frames, fps, times, frames_trim, target_fps)
+        if count is not None:
+            plan = _count_plan(str(path), probe.n_frames, fps, frames_trim, count)
+        else:
+            plan = _plan(str(path), probe.n_frames, fps, times, frames_trim, target_fps)
         n_frames, sources = probe.n_frames, _file_sources(probe, backend)
+    # Readers want increasing indices; a count plan on a short clip repeats some, decoded once.
+    distinct, positions = np.unique(plan.indices, return_inverse=True)
     for source in sources:
         try:
-            frames = _collect(source.iter_frames(plan.indices), len(plan.indices), max_side, str(path))
+            frames = _collect(source.iter_frames(distinct), len(distinct), max_side, str(path))
+            if len(distinct) < len(plan.indices):
+                frames = frames[positions]
         except Exception as exc:
             if source.backend == "decord" and backend == "auto":
                 logger.debug("%s: decord failed (%s: %s); reading with PyAV", path, type(exc).__name__, exc)
@@ -426,26 +477,50 @@ def read_video(
 
 
 def read_video_ref(
-    ref: "VideoRef", target_fps: Optional[float], max_side: Optional[int] = None, backend: str = "auto"
+    ref: "VideoRef",
+    target_fps: Optional[float],
+    max_side: Optional[int] = None,
+    backend: str = "auto",
+    count: Optional[int] = None,
 ) -> VideoFrames:
     """Read the part of a dataset video that a :class:`~viddiff.schema.VideoRef` points at."""
     return read_video(
         ref.path, target_fps=target_fps, frames_trim=ref.frames_trim,
-        fps_original=ref.fps_original, max_side=max_side, backend=backend,
+        fps_original=ref.fps_original, max_side=max_side, backend=backend, count=count,
     )
 
 
 async def read_pair(
     refs: tuple["VideoRef", "VideoRef"], target_fps: Optional[float], max_side: Optional[int] = None, backend: str = "auto"
 ) -> tuple[VideoFrames, VideoFrames]:
-    """Both videos of a sample, decoded in worker threads; a pair of one video (the same-video check) is read once."""
+    """Both videos of a sample, decoded in worker threads; a pair of one video (the same-video check) is read once.
+    A warning that concerns both videos alike (the inexact fps stride) is said once for the pair."""
+    a, b = await read_videos(refs, target_fps, max_side, backend)
+    return a, b
+
+
+async def read_videos(
+    refs: Sequence["VideoRef"],
+    target_fps: Optional[float],
+    max_side: Optional[int] = None,
+    backend: str = "auto",
+    count: Optional[int] = None,
+) -> tuple[VideoFrames, ...]:
+    """The videos of a sample (one for a single-video task, two for a pair), each read once, in worker threads;
+    ``count``: exactly that many frames of each (see :func:`read_video`). A warning that concerns all of them
+    alike (the inexact fps stride) is said once for the sample."""
     import asyncio
 
     def read(ref: "VideoRef") -> VideoFrames:
-        return read_video_ref(ref, target_fps, max_side=max_side, backend=backend)
+        return read_video_ref(ref, target_fps, max_side=max_side, backend=backend, count=count)
 
-    if refs[0] == refs[1]:
-        frames = await asyncio.to_thread(read, refs[0])
-        return frames, frames
-    a, b = await asyncio.gather(asyncio.to_thread(read, refs[0]), asyncio.to_thread(read, refs[1]))
-    return a, b
+    distinct: list["VideoRef"] = []
+    for ref in refs:
+        if ref not in distinct:
+            distinct.append(ref)
+    token = _SAID_FOR_PAIR.set(_SaidForPair())  # this task's context; the reader threads get copies of it
+    try:
+        frames = await asyncio.gather(*(asyncio.to_thread(read, ref) for ref in distinct))
+    finally:
+        _SAID_FOR_PAIR.reset(token)
+    return tuple(frames[distinct.index(ref)] for ref in refs)

@@ -60,3 +60,18 @@ def mean_rate(times_s: np.ndarray) -> Optional[float]:
         return None
     span = float(times_s[-1]) - float(times_s[0])
     return (len(times_s) - 1) / span if span > 0 else None
+
+
+def segment_centres(n_frames: int, count: int) -> np.ndarray:
+    """Positions of ``count`` frames spread over ``n_frames``: near the centre of each of ``count`` equal segments.
+
+    The rule of the VidPair-Halluc release's frame sampling: with ``step = (n_frames - 1) / count``, frame
+    ``k`` is ``int(step / 2) + round(step * k)`` (round half to even, as numpy rounds). A clip shorter
+    than ``count`` frames repeats frames rather than sending fewer. Positions are relative to the clip's first frame.
+    """
+    if n_frames < 1:
+        raise ValueError(f"a clip needs at least one frame, got {n_frames}")
+    if count < 1:
+        raise ValueError(f"count must be at least 1, got {count}")
+    step = (n_frames - 1) / count
+    return int(step / 2) + np.round(step * np.arange(count)).astype(np.int64)

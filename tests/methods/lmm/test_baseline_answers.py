@@ -39,3 +39,21 @@ def test_prompts_state_frame_layout_and_rates() -> None:
     closed = prompts.closed_prompt("a squat", same, {"0": "the squat is deeper", "2": "the stance is wider"})
     assert '"0": the squat is deeper' in closed and '"2": the stance is wider' in closed
     assert "at most 7 differences" in prompts.open_prompt("a squat", same, 7)
+
+
+def test_release_prompts_carry_the_released_content_and_nothing_added() -> None:
+    """``baseline.prompt_style=release``: no advice on what to look at or leave out, which the project's
+    prompts add (its open-mode focus on coaching raises recall against the paper's Table 3)."""
+    layout = prompts.release_layout(6, 8, 4.0, 4.0, as_video=False)
+    assert "first 6 images are video A and the last 8 images are video B" in layout
+    assert "same for both, 4 frames per second" in layout
+    statements = {"0": "the squat is deeper", "2": "the stance is wider"}
+    released_open = prompts.release_open_prompt("a squat", layout, 7)
+    released_closed = prompts.release_closed_prompt("a squat", layout, statements)
+    ours_open = prompts.open_prompt("a squat", layout, 7)
+    ours_closed = prompts.closed_prompt("a squat", layout, statements)
+    for added in ("coach", "background", "clothing", "camera"):
+        assert added in ours_open and added not in released_open
+    assert "Look carefully" in ours_closed and "Look carefully" not in released_closed
+    assert "at most 7 differences" in released_open and 'not "the jump in video B is higher"' in released_open
+    assert '"0": "the squat is deeper"' in released_closed and '"2": "the stance is wider"' in released_closed

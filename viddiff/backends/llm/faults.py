@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import re
 import time
 from typing import Any, Optional
 
@@ -24,6 +25,24 @@ from viddiff.errors import EndpointError
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 """Besides every 5xx."""
 MAX_SERVER_MESSAGE_CHARS = 1000
+_TOO_LARGE = re.compile(
+    r"context.length|context.window|maximum context|payload|request entity|request (is )?too (large|long)|"
+    r"request size|too many images|image.{0,40}(too large|too big|exceed|dimension)|"
+    r"(prompt|input).{0,30}(too long|too large|exceed)",
+    re.IGNORECASE,
+)
+"""How servers word a refusal of a request's size (OpenAI, Azure, vLLM, Ollama, proxies)."""
+_SMALLER_IMAGES = {
+    "differencer": (
+        "--set differencer.image.max_side=768, --set differencer.image.detail=low, or fewer frames per difference "
+        "(--set localizer.n_frames_multi=1)"
+    ),
+    "baseline": (
+        "--set baseline.image.max_side=384, --set baseline.image.detail=low, or fewer frames "
+        "(--set baseline.max_images=N)"
+    ),
+}
+"""Per stage that sends frames: the settings that make its requests smaller."""
 
 
 class TransientError(Exception):
@@ -65,9 +84,27 @@ def status_error(
             "base_url is the API's root (it usually ends in /v1)",
             fatal=not model_answered,
         )
+    hint = too_large_hint(stage) if status == 413 or (status in (400, 422) and _too_large(exc, message)) else ""
     if status in (400, 422):
-        return refusal(f"{where} rejected the request for {model!r} as invalid (HTTP {status}): {message}")
-    return refusal(f"{where} refused the request for {model!r} (HTTP {status}): {message}")
+        return refusal(f"{where} rejected the request for {model!r} as invalid (HTTP {status}): {message}{hint}")
+    return refusal(f"{where} refused the request for {model!r} (HTTP {status}): {message}{hint}")
+
+
+def _too_large(exc: openai.APIStatusError, message: str) -> bool:
+    """Whether a 400/422 refuses the request's size (context length, payload, image count or size)."""
+    code = getattr(exc, "code", None)
+    return code == "context_length_exceeded" or bool(_TOO_LARGE.search(message))
+
+
+def too_large_hint(stage: str) -> str:
+    """What to change when ``stage``'s request was too large: its image settings, or the text it sends."""
+    images = _SMALLER_IMAGES.get(stage)
+    if images:
+        return f"; the request is too large for the model: send smaller or fewer images, e.g. {images}"
+    return (
+        "; the request is too long for the model's context: use a model with a longer context, or shorten the "
+        "text it is sent (endpoints.max_prompt_chars refuses long requests before sending them)"
+    )
 
 
 def check_chat_completion(response: Any, url: str, stage: str, *, first_contact: bool) -> None:

@@ -23,7 +23,9 @@ import openai
 from viddiff.backends.llm.endpoint import EndpointHistory, Target
 from viddiff.backends.llm.faults import TransientError, check_chat_completion, gave_up, status_error
 from viddiff.backends.llm.retries import RetryPolicy
+from viddiff.backends.network import name_not_resolved
 from viddiff.config import EndpointsConfig, ModelCallConfig
+from viddiff.errors import EndpointError
 
 
 def request_params(call: ModelCallConfig, response_format: Optional[dict[str, Any]]) -> dict[str, Any]:
@@ -35,6 +37,10 @@ def request_params(call: ModelCallConfig, response_format: Optional[dict[str, An
         params["max_tokens"] = call.max_tokens
     if call.seed is not None:
         params["seed"] = call.seed
+    if call.top_p is not None:
+        params["top_p"] = call.top_p
+    if call.extra_body:
+        params["extra_body"] = dict(call.extra_body)
     if response_format is not None:
         params["response_format"] = response_format
     return params
@@ -101,6 +107,13 @@ class Transport:
         except (openai.APITimeoutError, TimeoutError):
             raise TransientError(f"no complete answer within {timeout:g}s (endpoints.timeout_s)") from None
         except openai.APIConnectionError as exc:
+            lookup = name_not_resolved(exc)
+            if lookup is not None and not self.history.has_reached(url):  # the same answer on every retry
+                raise EndpointError(
+                    f"cannot reach {url}: its host name could not be resolved ({lookup}); check base_url and the "
+                    "network (offline, point endpoints.default.base_url at a local server)",
+                    fatal=True, stage=stage,
+                ) from None
             raise TransientError(f"connection failed ({exc.__cause__ or exc})", no_response=True) from None
         except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
             self.history.mark_reached(url)

@@ -111,6 +111,18 @@ class ViDiC(Benchmark):
             failed_samples=failed_samples,
         )
 
+    def incomplete_scores(self, metrics: VidicMetrics, metrics_file: Path) -> str:  # type: ignore[override]
+        if not metrics.judge_failures:
+            return ""
+        samples = {failure.index for failure in metrics.judge_failures}
+        n = len(metrics.judge_failures)
+        return (
+            f"the scores are incomplete: the judge's answers stayed invalid for {n} "
+            f"checklist item{'s' if n != 1 else ''} in {len(samples)} of {metrics.n_samples} samples (counted wrong); see judge_failures "
+            f"in {metrics_file}, then score again with more re-asks (--set eval.max_reasks=N) or another judge "
+            "(--set vidic.judge.model=...)"
+        )
+
     def format_table(self, metrics: VidicMetrics) -> str:  # type: ignore[override]
         return format_vidic_table(metrics)
 

@@ -1,7 +1,8 @@
 """LMM baseline: frames of both videos straight to a multimodal chat model (paper §5 baselines).
 
 Runs on the same data, cache, runner and scorer as the VidDiff method, so
-its numbers are directly comparable; a new model is a ``--model`` flag.
+its numbers are directly comparable; a new model is a ``--model`` flag. The
+same model answers single-video tasks (``caption``, ``qa``: see ``video_task.py``).
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ from viddiff.methods.lmm import prompts
 from viddiff.methods.lmm.answers import OpenAnswer, closed_answer_model, closed_letters
 from viddiff.methods.lmm.budget import budget_stride, default_max_images
 from viddiff.methods.lmm.video_input import video_part
+from viddiff.methods.lmm.video_task import answer_video_task
 from viddiff.cache import Cache, open_cache
 from viddiff.config import BaselineConfig, Config, ModelCallConfig
 from viddiff.errors import InvalidAnswerError
-from viddiff.schema import Mode, Prediction, Sample, SampleResult
+from viddiff.schema import VIDEO_TASK_MODES, Mode, Prediction, Sample, SampleResult
 from viddiff.differencer.statements import statement_text
-from viddiff.video import VideoFrames, read_pair
+from viddiff.video import VideoFrames, read_videos
 
 STAGE = "baseline"
 
@@ -80,7 +82,7 @@ class LMMBaseline:
     """An LMM as a :class:`viddiff.methods.Method` (``baseline``): ``run_benchmark`` drives it like VidDiff."""
 
     stages = (STAGE,)
-    modes = ("closed", "open", "describe")
+    modes = ("closed", "open", "describe", "caption", "qa")
 
     def __init__(self, config: Config, *, cache: Optional[Cache] = None, client: Optional[ChatModel] = None):
         self.config = resolve_config(config)
@@ -92,18 +94,24 @@ class LMMBaseline:
             self.config.endpoints, self.cache, cache_nonzero_temperature=self.config.cache.cache_nonzero_temperature
         )
 
-    async def load_videos(self, sample: Sample) -> tuple[VideoFrames, VideoFrames]:
-        """Both videos at the baselines' own inference fps (``baseline.fps_by_domain``; released: fitness 4,
-        ballsports 5, diving 6, music 1, surgery 1), ``data.default_fps`` for other domains.
+    async def load_videos(self, sample: Sample) -> tuple[VideoFrames, ...]:
+        """The sample's videos (both of a pair) at the baselines' own inference fps (``baseline.fps_by_domain``; released: fitness 4,
+        ballsports 5, diving 6, music 1, surgery 1), else the task's own rate (``VideoTask.fps``), else ``data.default_fps``.
 
         Frames are decoded no larger than they will be sent (``baseline.image.max_side``),
-        which bounds memory when up to ``max_images`` frames per sample are held.
+        which bounds memory when up to ``max_images`` frames per sample are held. A single-video task follows
+        ``baseline.task_frames``: exactly ``count`` frames when set, and for a grid layout frames up to
+        ``data.max_side`` (the grid, not each frame, is then shrunk to ``grid_max_side``).
         """
         data = self.config.data
-        fps = self.config.baseline.fps_by_domain.get(sample.domain, data.default_fps)
-        sides = [s for s in (data.max_side, self.config.baseline.image.max_side) if s is not None]
+        task_fps = sample.task.fps if sample.task is not None else None
+        fps = self.config.baseline.fps_by_domain.get(sample.domain, task_fps or data.default_fps)
+        task_frames = self.config.baseline.task_frames if sample.task is not None else None
+        per_image = None if task_frames and task_frames.layout == "grid" else self.config.baseline.image.max_side
+        sides = [s for s in (data.max_side, per_image) if s is not None]
         max_side = min(sides) if sides else None
-        return await read_pair(sample.videos, fps, max_side, data.video_backend)
+        count = task_frames.count if task_frames else None
+        return await read_videos(sample.videos, fps, max_side, data.video_backend, count=count)
 
     async def aprocess(
         self,
@@ -111,7 +119,7 @@ class LMMBaseline:
         mode: Mode,
         *,
         index: int = 0,
-        videos: Optional[tuple[VideoFrames, VideoFrames]] = None,
+        videos: Optional[tuple[VideoFrames, ...]] = None,
         on_stage: Optional[Callable[[str], Any]] = None,
         meter: Optional[UsageMeter] = None,
     ) -> SampleResult:
@@ -119,10 +127,13 @@ class LMMBaseline:
 
         Closed: a letter per statement. Open: statements with letters, as many as the model gives.
         Describe: free text on similarities and differences along the seven dimensions.
+        Caption / qa: the benchmark's prompt and the task's video, answered in free text.
         ``meter`` collects the sample's model calls (also when it fails part-way).
         """
         cfg = self.config.baseline
         meter = meter if meter is not None else UsageMeter()
+        if mode in VIDEO_TASK_MODES:
+            return await self._video_task(sample, mode, index, videos, on_stage, meter)
         if mode == "closed" and sample.labels and not sample.closed_differences():
             return SampleResult(
                 sample_key=sample.sample_key, index=index, mode=mode, method=self.name,
@@ -131,7 +142,8 @@ class LMMBaseline:
         a, b = videos or await self.load_videos(sample)
         sent = fit_budget(a, b, self.max_images)
         notes = frame_notes(a, b, sent, self.max_images)
-        layout = prompts.video_layout(len(sent.a), len(sent.b), sent.fps_a, sent.fps_b, cfg.video_input)
+        make_layout = prompts.release_layout if self._as_released and mode != "describe" else prompts.video_layout
+        layout = make_layout(len(sent.a), len(sent.b), sent.fps_a, sent.fps_b, cfg.video_input)
         predictions: list[Prediction] = []
         description = None
         if mode == "closed":
@@ -153,6 +165,26 @@ class LMMBaseline:
             description=description,
         )
 
+    async def _video_task(
+        self,
+        sample: Sample,
+        mode: Mode,
+        index: int,
+        videos: Optional[tuple[VideoFrames, ...]],
+        on_stage: Optional[Callable[[str], Any]],
+        meter: UsageMeter,
+    ) -> SampleResult:
+        videos = videos or await self.load_videos(sample)
+        response, notes = await answer_video_task(
+            self.client, self.config.baseline, sample, videos, self.max_images, meter, STAGE
+        )
+        if on_stage is not None:
+            on_stage(STAGE)
+        return SampleResult(
+            sample_key=sample.sample_key, index=index, mode=mode, method=self.name, usage=meter.by_stage(),
+            notes=notes, response=response,
+        )
+
     async def _closed(
         self, sample: Sample, layout: str, sent: SentFrames, meter: UsageMeter, notes: list[str]
     ) -> list[Prediction]:
@@ -163,7 +195,8 @@ class LMMBaseline:
             notes.append("no differences: nothing to ask")
             return []
         statements = {d.key: statement_text(d, self.config.baseline.statement) for d in diffs}
-        text = prompts.closed_prompt(sample.action_description, layout, statements)
+        make_prompt = prompts.release_closed_prompt if self._as_released else prompts.closed_prompt
+        text = make_prompt(sample.action_description, layout, statements)
         schema = closed_answer_model(list(statements))
         messages = await asyncio.to_thread(self._messages, text, sent)
         answer = await self.client.complete_json(self.config.baseline, messages, schema, stage=STAGE, meter=meter)
@@ -176,7 +209,8 @@ class LMMBaseline:
         if sample.n_differences_open < 1:
             notes.append("N_diff is 0: nothing to ask")
             return []
-        text = prompts.open_prompt(sample.action_description, layout, sample.n_differences_open)
+        make_prompt = prompts.release_open_prompt if self._as_released else prompts.open_prompt
+        text = make_prompt(sample.action_description, layout, sample.n_differences_open)
         messages = await asyncio.to_thread(self._messages, text, sent)
         answer = await self.client.complete_json(self.config.baseline, messages, OpenAnswer, stage=STAGE, meter=meter)
         return [
@@ -186,29 +220,35 @@ class LMMBaseline:
 
     async def _describe(self, sample: Sample, layout: str, sent: SentFrames, meter: UsageMeter) -> str:
         text = prompts.describe_prompt(sample.action_description, layout)
-        messages = await asyncio.to_thread(self._messages, text, sent, prompts.SYSTEM_DESCRIBE)
+        messages = await asyncio.to_thread(self._messages, text, sent, True)
         answer = await self.client.complete_text(self.config.baseline, messages, stage=STAGE, meter=meter)
         if not answer.strip():
             raise InvalidAnswerError(f"{self.config.baseline.model} ({STAGE}) answered with empty text", raw=answer)
         return answer.strip()
 
-    def _messages(self, text: str, sent: SentFrames, system: str = prompts.SYSTEM) -> list[dict[str, Any]]:
-        """System + user message: the prompt, then A's label and frames (or clip), then B's.
+    @property
+    def _as_released(self) -> bool:
+        return self.config.baseline.prompt_style == "release"
+
+    def _messages(self, text: str, sent: SentFrames, describe: bool = False) -> list[dict[str, Any]]:
+        """System + user message: the prompt, then A's label and frames (or clip), then B's. As released
+        (``baseline.prompt_style=release``; describe mode is this project's own): no system message, no labels.
         CPU-bound (JPEG/H.264 encoding), so callers run it in a worker thread."""
         cfg = self.config.baseline
-        label_a = prompts.video_label("A", len(sent.a), sent.fps_a)
-        label_b = prompts.video_label("B", len(sent.b), sent.fps_b)
+        released = self._as_released and not describe
+        head = [] if released else [system_message(prompts.SYSTEM_DESCRIBE if describe else prompts.SYSTEM)]
+        label_a = [] if released else [prompts.video_label("A", len(sent.a), sent.fps_a)]
+        label_b = [] if released else [prompts.video_label("B", len(sent.b), sent.fps_b)]
         if cfg.video_input:
             content = [
                 {"type": "text", "text": text},
-                {"type": "text", "text": label_a},
+                *({"type": "text", "text": label} for label in label_a),
                 video_part(sent.a, sent.fps_a, cfg.image.max_side),
-                {"type": "text", "text": label_b},
+                *({"type": "text", "text": label} for label in label_b),
                 video_part(sent.b, sent.fps_b, cfg.image.max_side),
             ]
-            return [system_message(system), {"role": "user", "content": content}]
-        user = user_message(text, label_a, *sent.a, label_b, *sent.b, image=cfg.image)
-        return [system_message(system), user]
+            return [*head, {"role": "user", "content": content}]
+        return [*head, user_message(text, *label_a, *sent.a, *label_b, *sent.b, image=cfg.image)]
 
     def model_calls(self) -> dict[str, ModelCallConfig]:
         return {STAGE: self.config.baseline}

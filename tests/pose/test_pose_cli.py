@@ -1,0 +1,160 @@
+"""The faces of pose evidence end to end, over the real local server, on real clips: ``viddiff run --method
+pose`` (samples.jsonl, predictions, report), ``viddiff audit --method pose``, ``viddiff run`` and ``compare``
+with ``pose.evidence``, and ``viddiff pose``."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from viddiff.cli import main
+from viddiff.pose.export import ANGLE_COLUMNS
+from viddiff.pose.skeleton import JOINTS
+from viddiff.store import ResultsStore
+from viddiff.testing import offline_overrides
+from viddiff.video import probe_video
+
+STATEMENTS = {
+    "0": ("the person is slower", "b"),
+    "1": ("the knees are straighter in stage 1", "a"),
+    "2": ("the hands are higher", "a"),
+    "3": ("the shirt is red", "b"),
+}
+
+
+@pytest.fixture
+def dataset(tmp_path: Path, clip_h264: Path, slowed_clip: Path) -> Path:
+    """Two VidDiffBench rows on real clips: the clip against itself, and against its 2/3-speed copy."""
+    root = tmp_path / "dataset"
+    (root / "videos").mkdir(parents=True)
+    for name, source in (("clip.mp4", clip_h264), ("slowed.mp4", slowed_clip)):
+        os.link(source, root / "videos" / name)
+    rows = []
+    for key, b in (("same", "clip.mp4"), ("slowed", "slowed.mp4")):
+        rows.append({
+            "sample_key": key, "action": "fitness_0", "action_name": "lab walk", "action_description": "a person moving in a lab",
+            "split": "easy", "domain": "fitness",
+            "videos": json.dumps([{"path": "videos/clip.mp4", "fps_original": 60}, {"path": f"videos/{b}", "fps_original": None}]),
+            "differences_annotated": json.dumps({k: {"name": t, "description": t, "query_string": t, "num_frames": "gt_1"} for k, (t, _) in STATEMENTS.items()}),
+            "differences_gt": json.dumps({k: label for k, (_, label) in STATEMENTS.items()}),
+            "n_differences_open_prediction": 6,
+        })
+    (root / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return root
+
+
+@pytest.fixture
+def sets(scripted_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    items = offline_overrides(scripted_server.base_url, str(tmp_path / "cache.sqlite"))
+    items += ["localizer.method=uniform", "pose.fps=20"]
+    return [x for item in items for x in ("--set", item)]
+
+
+@pytest.mark.slow
+def test_run_and_audit_the_pose_method(dataset: Path, sets: list[str], tmp_path: Path, capsys) -> None:
+    out = tmp_path / "run"
+    assert main(["-q", "run", "--method", "pose", "--dataset", str(dataset), "--mode", "closed", "--output", str(out),
+                 "--report", *sets]) == 0
+    assert json.loads((out / "run.json").read_text())["method"] == "pose"
+    results = ResultsStore(out).load()
+    same, slowed = results["same"], results["slowed"]
+    assert {p.key: p.prediction for p in same.predictions} == {"0": "c", "1": "c", "2": "c", "3": None}
+    assert {p.key: p.prediction for p in slowed.predictions} == {"0": "b", "1": "c", "2": "c", "3": None}
+    line = next(json.loads(x) for x in (out / "samples.jsonl").read_text().splitlines() if '"slowed"' in x)
+    tempo = next(e for e in line["evidence"] if e["key"] == "0")
+    assert tempo["value_b"] / tempo["value_a"] == pytest.approx(1.5, abs=0.01) and tempo["unit"] == "s"
+    assert {e["key"] for e in line["evidence"]} == {"0", "1", "2"}  # the shirt colour is not measured
+    predictions = json.loads((out / "predictions.json").read_text())
+    assert len(predictions) == 2
+    page = next((out / "report").glob("*slowed*.html")).read_text()
+    assert page.count('class="evidence measured"') == 3 and page.count('class="evidence-plot"') == 2
+    assert "measured pose drawn" in page and "duration of the whole action" in page
+
+    audit_out = tmp_path / "audit"
+    assert main(["-q", "audit", "--method", "pose", "--dataset", str(dataset), "--mode", "closed", "--output",
+                 str(audit_out), *sets]) == 0
+    overall = json.loads((audit_out / "metrics.json").read_text())["metrics"]["overall"]
+    assert overall["same_video_decisive_rate"]["value"] == 0.0  # identical videos: c for every measured difference
+    assert overall["swap_flip_rate"]["value"] == 1.0  # the one decisive verdict (tempo) flips with the order
+
+
+@pytest.mark.slow
+def test_the_viddiff_method_carries_evidence_and_keeps_its_prompt(
+    dataset: Path, sets: list[str], tmp_path: Path, scripted_server, clip_h264: Path, slowed_clip: Path, capsys
+) -> None:
+    start = len(scripted_server.requests)
+    out = tmp_path / "run"
+    assert main(["-q", "run", "--dataset", str(dataset), "--mode", "closed", "--output", str(out), *sets,
+                 "--set", "pose.evidence=true"]) == 0
+    slowed = ResultsStore(out).load()["slowed"]
+    assert slowed.method == "viddiff" and {e.key for e in slowed.evidence} == {"0", "1", "2"}
+    asked = [r.text for r in scripted_server.requests[start:] if "Statement:" in r.text]
+    assert asked and not any("body-pose estimate" in text for text in asked)  # differencer.pose_evidence is off
+
+    capsys.readouterr()
+    args = ["compare", str(clip_h264), str(slowed_clip), "--action", "a person moving in a lab", "--json", "--pose",
+            "--difference", "the person is slower", "--difference", "the shirt is red", *sets,
+            "--set", "differencer.pose_evidence=true"]
+    start = len(scripted_server.requests)
+    assert main(args) == 0
+    result = json.loads(capsys.readouterr().out)
+    slower, shirt = result["differences"]
+    assert slower["evidence"]["status"] == "measured" and slower["evidence"]["value_b"] == pytest.approx(2.5)
+    assert shirt["evidence"] is None
+    prompts = [r.text for r in scripted_server.requests[start:] if 'Statement: "the person is slower"' in r.text]
+    assert prompts and "duration of the whole action: video A 1.67 s, video B 2.5 s" in prompts[0]
+
+
+def test_pose_command_writes_csvs_and_an_overlay(tmp_path: Path, clip_h264: Path, capsys) -> None:
+    out = tmp_path / "pose"
+    assert main(["pose", str(clip_h264), "--out", str(out), "--overlay", "--fps", "10",
+                 "--set", f"cache.path={tmp_path / 'cache.sqlite'}"]) == 0
+    printed = capsys.readouterr()
+    assert "a person in 17 of 17 frames at 10 fps" in printed.err
+    with (out / "keypoints.csv").open() as fh:
+        keypoints = list(csv.DictReader(fh))
+    with (out / "angles.csv").open() as fh:
+        angles = list(csv.DictReader(fh))
+    assert len(keypoints) == len(angles) == 17
+    assert list(keypoints[0])[:3] == ["frame_index", "time_s", "detected"] and len(keypoints[0]) == 3 + 3 * len(JOINTS)
+    assert list(angles[0]) == ["frame_index", "time_s", *ANGLE_COLUMNS]
+    assert [int(r["frame_index"]) for r in angles][:3] == [0, 6, 12] and float(angles[1]["time_s"]) == pytest.approx(0.1)
+    assert all(90 < float(r["left_knee_angle"]) <= 180 for r in angles)
+    info = probe_video(out / "overlay.mp4")
+    assert info.n_frames == 17 and (info.width, info.height) == (1080, 1920)
+
+
+def test_pose_errors_are_one_clear_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clip_h264: Path, capsys) -> None:
+    assert main(["pose", str(tmp_path / "missing.mp4"), "--out", str(tmp_path / "o")]) == 2
+    assert "no such video file" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "mediapipe", None)  # a user without the pose extra
+    assert main(["pose", str(clip_h264), "--out", str(tmp_path / "o"), "--set", f"cache.path={tmp_path / 'c.sqlite'}"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().endswith('install it with: pip install "viddiff[pose]"') and "Traceback" not in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("in_prompt", [True, False])
+def test_json_lines_verdicts_carry_the_evidence_measured_before_them(
+    sets: list[str], scripted_server, clip_h264: Path, slowed_clip: Path, capsys, in_prompt: bool
+) -> None:
+    """With ``differencer.pose_evidence`` the measurement comes before the judging, so each verdict line has it;
+    with ``pose.evidence`` alone it is measured beside the judging and only the result line has it."""
+    args = ["compare", str(clip_h264), str(slowed_clip), "--action", "a person moving in a lab", "--json-lines",
+            "--pose", "--difference", "the person is slower", "--difference", "the shirt is red", *sets,
+            "--set", f"differencer.pose_evidence={str(in_prompt).lower()}"]
+    capsys.readouterr()
+    assert main(args) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [e["type"] for e in events] == ["proposal", "segmentation", "verdict", "verdict", "result"]
+    final = {d["key"]: d for d in events[-1]["result"]["differences"]}
+    assert final["0"]["evidence"]["status"] == "measured" and final["1"]["evidence"] is None
+    for verdict in (e["difference"] for e in events[2:4]):
+        expected = final[verdict["key"]] if in_prompt else {**final[verdict["key"]], "evidence": None}
+        assert verdict == expected

@@ -1,0 +1,113 @@
+"""The ``pose`` method end to end on real clips: verdicts from measurements alone, tempo from stage durations."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from viddiff.api import build_sample
+from viddiff.config import Config, load_config
+from viddiff.errors import ViddiffError
+from viddiff.methods import get_method
+from viddiff.methods.pose import PoseMethod
+from viddiff.schema import SampleResult
+from viddiff.testing import offline_overrides
+from viddiff.testing.fake_openai import FakeOpenAIServer
+from viddiff.video import probe_video
+
+MEASURABLE = [
+    "the knees are straighter",
+    "the knees are straighter in stage 1",
+    "the person is slower",
+    "the person is slower in stage 2",
+    "the person leans forward more in stage 0",
+    "the stance is wider",
+    "the hands are higher",
+    "the hips are lower in stage 2",
+    "the hands are faster",
+]
+
+
+def pose_config(server: FakeOpenAIServer, tmp_path: Path, *extra: str) -> Config:
+    sets = offline_overrides(server.base_url, str(tmp_path / "cache.sqlite"))
+    return load_config(None, sets + ["localizer.method=uniform", "pose.fps=60", *extra])
+
+
+def run(cfg: Config, video_a: Path, video_b: Path, statements: list[str]) -> SampleResult:
+    sample, mode = build_sample(video_a, video_b, "a person moving in a lab", differences=statements)
+
+    async def go() -> SampleResult:
+        method = PoseMethod(cfg)
+        try:
+            return await method.aprocess(sample, mode)
+        finally:
+            await method.aclose()
+
+    return asyncio.run(go())
+
+
+@pytest.fixture
+def key_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+
+
+def test_the_same_clip_twice_is_c_everywhere(scripted_server, tmp_path: Path, clip_h264: Path, key_env) -> None:
+    result = run(pose_config(scripted_server, tmp_path), clip_h264, clip_h264, MEASURABLE + ["the shirt is red"])
+    letters = {p.description: p.prediction for p in result.predictions}
+    assert all(letters[s] == "c" for s in MEASURABLE), letters
+    assert letters["the shirt is red"] is None  # no measurement fits: no answer, not a guess
+    assert result.method == "pose" and len(result.evidence) == len(MEASURABLE)
+    assert all(e.status == "measured" and e.value_a == e.value_b for e in result.evidence)
+    assert result.predictions[-1].rationale == "no measurement fits this difference"
+    assert set(result.usage) == {"proposer", "pose"}  # no VLM call at all
+
+
+@pytest.mark.slow
+def test_a_slowed_clip_keeps_its_shape_and_is_one_and_a_half_times_slower(
+    scripted_server, tmp_path: Path, clip_h264: Path, slowed_clip: Path, key_env
+) -> None:
+    assert probe_video(slowed_clip).fps == 40 and probe_video(slowed_clip).n_frames == 100
+    result = run(pose_config(scripted_server, tmp_path), clip_h264, slowed_clip, MEASURABLE)
+    by_text = {d.description: d for d in result.proposal.differences}
+    evidence = {e.key: e for e in result.evidence}
+    letters = {p.description: p.prediction for p in result.predictions}
+    for statement in MEASURABLE:
+        e = evidence[by_text[statement].key]
+        assert e.status == "measured", (statement, e.reason)
+        if e.measurement.quantity == "duration":
+            assert e.value_b / e.value_a == pytest.approx(1.5, abs=0.01), statement  # the tempo, exactly as slowed
+            assert letters[statement] == "b"
+        elif e.measurement.quantity == "speed":
+            assert e.value_a / e.value_b == pytest.approx(1.5, rel=0.1), statement  # the same path in 1.5× the time
+            assert letters[statement] == "a"
+        else:  # a slower performance is not a different shape: stage-aligned statistics agree
+            tolerance = 3.0 if e.unit == "°" else 0.05
+            assert abs(e.value_a - e.value_b) <= tolerance, (statement, e.value_a, e.value_b)
+            assert letters[statement] == "c"
+    whole = evidence[by_text["the person is slower"].key]
+    assert whole.value_a == pytest.approx(100 / 60, abs=1e-3) and whole.value_b == pytest.approx(2.5, abs=1e-3)
+
+
+def test_tempo_needs_no_pose_model(scripted_server, tmp_path: Path, clip_h264: Path, slowed_clip: Path, key_env) -> None:
+    """Only duration statements: the estimator is never built (an unknown plug-in name would fail if it were)."""
+    from viddiff.plugins import POSE_ESTIMATORS
+
+    POSE_ESTIMATORS.register("test-never-built", lambda cfg: pytest.fail("the pose estimator was built"))
+    cfg = pose_config(scripted_server, tmp_path, "pose.estimator=test-never-built", "pose.fps=20")
+    result = run(cfg, clip_h264, slowed_clip, ["the person is slower", "the person is slower in stage 1"])
+    assert [p.prediction for p in result.predictions] == ["b", "b"]
+    assert all(e.estimator is None for e in result.evidence)
+
+
+def test_the_pose_method_is_registered_and_closed_only(scripted_server, tmp_path: Path, clip_h264: Path, key_env) -> None:
+    assert get_method("pose") is PoseMethod
+    cfg = pose_config(scripted_server, tmp_path)
+    sample, _ = build_sample(clip_h264, clip_h264, "walking", n_differences=3)
+    method = PoseMethod(cfg)
+    assert method.modes == ("closed",) and set(method.model_calls()) == {"proposer", "pose"}
+    assert method.model_calls()["pose"].temperature == 0.0
+    with pytest.raises(ViddiffError, match="closed mode only"):
+        asyncio.run(method.aprocess(sample, "open"))
+    asyncio.run(method.aclose())

@@ -1,0 +1,95 @@
+"""IF-VidCap response files: ``{video_id: [{"field", "prompt_id", "response"}, ...]}``, the benchmark's layout.
+
+``viddiff run`` writes this layout as ``predictions.json`` (a failed sample gets ``""``), and ``viddiff
+eval`` reads files in it from any inference script. Entries are matched to instructions by ``prompt_id``;
+entries without one are matched by position within their video (the released scorer matches by position
+only, and its files carry the ``prompt_id`` of that position, so the two agree on its files). Videos the
+dataset selection does not hold are skipped (a selection scores part of a full file). Every problem is
+reported at once.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Union
+
+from viddiff.benchmarks.ifvidcap.data import IfvidcapDataset, sample_key
+from viddiff.errors import PredictionFormatError
+from viddiff.eval.predictions import _read_json
+
+logger = logging.getLogger(__name__)
+
+FORMAT_HELP = 'expected {"<video_id>": [{"field": ..., "prompt_id": "01", "response": "<text>"}, ...], ...}'
+MAX_LISTED = 20
+
+Responses = dict[str, str]
+"""Sample key (``<video_id>/<prompt_id>``) -> response, for every sample of the dataset ("" = none)."""
+
+
+def load_responses(path_or_obj: Union[str, Path, dict[str, Any]], dataset: IfvidcapDataset) -> Responses:
+    source = str(path_or_obj) if isinstance(path_or_obj, (str, Path)) else "responses"
+    raw = _read_json(Path(path_or_obj)) if isinstance(path_or_obj, (str, Path)) else path_or_obj
+    if not isinstance(raw, dict):
+        raise PredictionFormatError(f"{source}: top level is a {type(raw).__name__}; {FORMAT_HELP}")
+    by_video: dict[str, list[str]] = {}
+    for s in dataset:
+        ins = dataset.instructions[s.sample_key]
+        by_video.setdefault(ins.video_id, []).append(ins.prompt_id)
+    problems: list[str] = []
+    found: Responses = {}
+    skipped = 0
+    for video_id, entries in raw.items():
+        if video_id not in by_video:
+            skipped += 1
+            continue
+        if not isinstance(entries, list):
+            problems.append(f"video {video_id!r}: expected a list of responses, got {type(entries).__name__}")
+            continue
+        for k, entry in enumerate(entries):
+            where = f"video {video_id!r} entry {k}"
+            if not isinstance(entry, dict) or "response" not in entry:
+                problems.append(f"{where}: expected an object with a 'response'")
+                continue
+            if not isinstance(entry["response"], str):
+                problems.append(f'{where}: response must be a string (use "" for none), got {type(entry["response"]).__name__}')
+                continue
+            prompt_id = entry.get("prompt_id")
+            if prompt_id is None:
+                ids = by_video[video_id]
+                if k >= len(ids):
+                    problems.append(f"{where}: no prompt_id and no instruction at this position")
+                    continue
+                prompt_id = ids[k]
+            key = sample_key(video_id, str(prompt_id))
+            if key not in dataset.instructions:
+                skipped += 1
+                continue
+            if key in found:
+                problems.append(f"{where}: a second response for prompt {prompt_id!r}; keep one")
+                continue
+            found[key] = entry["response"]
+    if problems:
+        listed = "\n".join(f"  - {p}" for p in problems[:MAX_LISTED])
+        more = f"\n  ... and {len(problems) - MAX_LISTED} more" if len(problems) > MAX_LISTED else ""
+        raise PredictionFormatError(f"{source}: {len(problems)} problem(s) ({FORMAT_HELP}):\n{listed}{more}")
+    if skipped:
+        logger.info("%s: %d entries for videos or prompts outside the dataset selection were skipped", source, skipped)
+    missing = [s.sample_key for s in dataset if s.sample_key not in found]
+    if missing:
+        logger.warning(
+            "%s: no response for %d of %d instruction(s) (%s%s); they count as empty (every constraint unsatisfied)",
+            source, len(missing), len(dataset), ", ".join(missing[:MAX_LISTED]), " ..." if len(missing) > MAX_LISTED else "",
+        )
+    return {s.sample_key: found.get(s.sample_key, "") for s in dataset}
+
+
+def responses_file(dataset: IfvidcapDataset, responses: dict[str, str]) -> dict[str, list[dict[str, str]]]:
+    """The benchmark layout for ``responses`` (sample key -> text), in dataset order."""
+    out: dict[str, list[dict[str, str]]] = {}
+    for s in dataset:
+        ins = dataset.instructions[s.sample_key]
+        out.setdefault(ins.video_id, []).append(
+            {"field": ins.field, "prompt_id": ins.prompt_id, "response": responses.get(s.sample_key, "")}
+        )
+    return out

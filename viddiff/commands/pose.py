@@ -1,0 +1,77 @@
+"""``viddiff pose VIDEO --out DIR``: one video's body pose and kinematics as files (docs/pose.md).
+
+Writes ``keypoints.csv`` (joints per sampled frame, in the upright frame's pixels), ``angles.csv`` (joint angles,
+trunk lean, widths and heights per frame, after side fixing and smoothing; an empty cell is a gap) and, with
+``--overlay``, ``overlay.mp4``: the sampled frames with the skeleton drawn, at their own times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from viddiff.cache import open_cache
+from viddiff.config import config_from_args
+from viddiff.errors import ViddiffError
+from viddiff.pose.drawing import draw_skeleton, track_keypoints
+from viddiff.pose.estimators import build_pose_estimator
+from viddiff.pose.export import write_angles_csv, write_keypoints_csv
+from viddiff.pose.track import estimate_track
+from viddiff.report.compare import ensure_writable_dir
+from viddiff.store import output_error
+from viddiff.video import read_video
+from viddiff.video.write import write_video
+
+DEFAULT_FPS = 30.0
+
+
+def cli_pose(args: argparse.Namespace) -> int:
+    cfg = config_from_args(args)
+    pose = cfg.pose
+    fps = args.fps if args.fps is not None else (pose.fps or DEFAULT_FPS)
+    if fps <= 0:
+        raise ViddiffError(f"--fps must be positive, got {fps}")
+    out = ensure_writable_dir(Path(args.out).expanduser(), "--out")
+    video = read_video(
+        args.video, target_fps=fps, fps_original=args.fps_original, max_side=cfg.data.max_side,
+        backend=cfg.data.video_backend,
+    )
+    estimator = build_pose_estimator(pose)
+    cache = open_cache(cfg.cache)
+    try:
+        track = estimate_track(video, estimator, cache)
+    finally:
+        if cache is not None:
+            cache.close()
+    kinematics = track.kinematics(
+        min_confidence=pose.min_confidence, smoothing_frames=pose.smoothing_frames, fix_sides=pose.fix_side_swaps
+    )
+    written = []
+    try:
+        written.append(write_keypoints_csv(out / "keypoints.csv", track))
+        written.append(write_angles_csv(out / "angles.csv", kinematics))
+        if args.overlay:
+            frames = (
+                draw_skeleton(frame, track_keypoints(xy, conf), min_confidence=pose.min_confidence)
+                for frame, xy, conf in zip(video.frames, kinematics.xy, kinematics.confidence)
+            )
+            times = None if video.frame_times_s is None else list(video.times_s)
+            written.append(write_video(out / "overlay.mp4", _even(frames), fps=video.fps, times_s=times))
+    except OSError as exc:
+        raise output_error(Path(exc.filename or out), exc) from None
+    print(
+        f"{args.video}: a person in {track.detected.sum()} of {len(track.detected)} frames at {video.fps:.3g} fps "
+        f"({track.estimator}); side swaps fixed in {int(kinematics.swapped.any(axis=1).sum())} frames",
+        file=sys.stderr,
+    )
+    for path in written:
+        print(path)
+    return 0
+
+
+def _even(frames):
+    """Frames cropped to even sizes (the H.264 encoder's yuv420p needs them)."""
+    for frame in frames:
+        height, width = frame.shape[:2]
+        yield frame[: height - height % 2, : width - width % 2]

@@ -1,0 +1,302 @@
+"""Kinematics from keypoint tracks: joint angles, trunk lean, normalised widths and heights, keypoint speeds.
+
+Pure numpy (arrays in, arrays out; no I/O, no config objects). Every quantity is a time series with a gap
+(NaN) wherever it cannot be trusted, and beside it the reason for each gap, so that a measurement can say why
+it has no number instead of inventing one. Before anything is derived, low-confidence and out-of-frame
+keypoints become gaps, frames whose left and right limbs the estimator swapped are relabelled from continuity
+(:func:`fix_side_swaps`), and positions are lightly smoothed (:func:`smooth`).
+
+Conventions: image pixels (x right, y down); angles in degrees; lengths in body units so that people of any
+size, at any distance from the camera, compare: widths in hip or shoulder widths, heights and speeds in torso
+lengths (shoulder centre to hip centre, the track's median).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+from viddiff.pose.skeleton import INDEX, JOINTS, LOWER_LIMBS, SWAP, UPPER_LIMBS
+
+OK, NO_PERSON, OUT_OF_FRAME, LOW_CONFIDENCE, SIDE_VIEW, NOT_ESTIMATED = 0, 1, 2, 3, 4, 5
+REASONS = {
+    NO_PERSON: "no person was found",
+    OUT_OF_FRAME: "the body parts it needs are outside the frame (the person leaves the picture)",
+    LOW_CONFIDENCE: "the body parts it needs are hidden or unclear (low keypoint confidence: occlusion)",
+    SIDE_VIEW: "the body is seen from the side, so widths cannot be measured against the hip or shoulder width",
+    NOT_ESTIMATED: "the pose estimator does not give the body parts it needs",
+}
+"""Why a value is missing, worst first when several joints are missing for different reasons."""
+REASON_PRIORITY = (NOT_ESTIMATED, NO_PERSON, OUT_OF_FRAME, LOW_CONFIDENCE, SIDE_VIEW)
+MIN_WIDTH_RATIO = 0.25
+"""A hip or shoulder width under this share of the torso length means a side view: widths are then gaps."""
+SWAP_PENALTY = 0.5
+"""Cost (mean joint displacement, in torso lengths) of relabelling one frame's sides: a relabelling must
+explain the motion better than this to be made, so noise never flips sides."""
+
+ANGLES: dict[str, tuple[str, str, str]] = {
+    "knee": ("hip", "knee", "ankle"),
+    "hip": ("shoulder", "hip", "knee"),
+    "elbow": ("shoulder", "elbow", "wrist"),
+    "shoulder": ("hip", "shoulder", "elbow"),
+    "ankle": ("knee", "ankle", "toe"),
+}
+"""Joint angle at the middle joint between the two segments: 180° = straight knee, hip or elbow;
+shoulder 0° = arm along the torso, 180° = overhead; ankle ≈ 90–120° standing (shin against foot)."""
+SPEED_PARTS: dict[str, tuple[str, ...]] = {
+    "head": ("nose",),
+    **{part: (f"left_{part}", f"right_{part}") for part in ("wrist", "elbow", "shoulder", "hip", "knee", "ankle")},
+}
+
+
+@dataclass(frozen=True)
+class Kinematics:
+    """Every derived quantity of one track, per sampled frame."""
+
+    times_s: np.ndarray
+    frame_indices: np.ndarray
+    xy: np.ndarray
+    """(T, J, 2) the cleaned positions the quantities were computed from (gaps NaN, sides fixed, smoothed)."""
+    confidence: np.ndarray
+    """(T, J) the estimator's confidence of each joint (relabelled with the sides)."""
+    values: dict[str, np.ndarray]
+    """Series name (``left_knee_angle``, ``trunk_lean``, ``stance_width``, ``right_wrist_speed``...) → (T,) values."""
+    reasons: dict[str, np.ndarray]
+    """Series name → (T,) reason code of each gap (``OK`` where there is a value); see :data:`REASONS`."""
+    swapped: np.ndarray
+    """(T, 2) frames whose arms (column 0) or legs (column 1) were relabelled left↔right."""
+    width: int = 0
+    height: int = 0
+    """Size of the frames the positions are in (pixels)."""
+
+
+def compute_kinematics(
+    xy: np.ndarray,
+    confidence: np.ndarray,
+    times_s: np.ndarray,
+    frame_indices: np.ndarray,
+    *,
+    width: int,
+    height: int,
+    min_confidence: float = 0.5,
+    smoothing_frames: int = 3,
+    fix_sides: bool = True,
+    estimated: Optional[np.ndarray] = None,
+) -> Kinematics:
+    """All quantities of one track. ``estimated``: (J,) which joints the estimator gives at all (default: all)."""
+    xy = np.asarray(xy, dtype=np.float64)
+    joint_reasons = joint_status(xy, confidence, width=width, height=height, min_confidence=min_confidence)
+    if estimated is not None:
+        joint_reasons[:, ~np.asarray(estimated, dtype=bool)] = NOT_ESTIMATED
+    confidence = np.nan_to_num(np.asarray(confidence, dtype=np.float64), nan=0.0).copy()
+    clean = np.where((joint_reasons == OK)[..., None], xy, np.nan)
+    swapped = np.zeros((len(xy), 2), dtype=bool)
+    if fix_sides:
+        clean, swapped = fix_side_swaps(clean)
+        for column, limbs in enumerate((UPPER_LIMBS, LOWER_LIMBS)):
+            joints = [INDEX[f"{s}_{limb}"] for limb in limbs for s in ("left", "right")]
+            rows = np.flatnonzero(swapped[:, column])
+            for per_joint in (joint_reasons, confidence):
+                per_joint[np.ix_(rows, joints)] = per_joint[rows][:, SWAP][:, joints]
+    clean = smooth(clean, smoothing_frames)
+    values, reasons = derive(clean, joint_reasons, np.asarray(times_s, dtype=np.float64))
+    return Kinematics(
+        times_s=np.asarray(times_s, dtype=np.float64), frame_indices=np.asarray(frame_indices), xy=clean,
+        confidence=confidence, values=values, reasons=reasons, swapped=swapped, width=width, height=height,
+    )
+
+
+def joint_status(
+    xy: np.ndarray, confidence: np.ndarray, *, width: int, height: int, min_confidence: float
+) -> np.ndarray:
+    """(T, J) reason code per joint: ``OK``, ``NO_PERSON``, ``OUT_OF_FRAME`` or ``LOW_CONFIDENCE``."""
+    confidence = np.nan_to_num(np.asarray(confidence, dtype=np.float64), nan=0.0)
+    status = np.full(confidence.shape, OK, dtype=np.int8)
+    x, y = xy[..., 0], xy[..., 1]
+    outside = ~((x >= 0) & (x <= width) & (y >= 0) & (y <= height))
+    status[confidence < min_confidence] = LOW_CONFIDENCE
+    status[outside & (confidence > 0)] = OUT_OF_FRAME
+    status[~(confidence > 0).any(axis=1)] = NO_PERSON
+    return status
+
+
+def fix_side_swaps(xy: np.ndarray, penalty: float = SWAP_PENALTY) -> tuple[np.ndarray, np.ndarray]:
+    """Relabel left↔right in the frames where that makes the motion continuous (arms and legs separately).
+
+    Per limb group, a two-state Viterbi over frames (labels kept / swapped): a transition costs the mean
+    displacement of the group's joints between consecutive frames (in torso lengths), a swapped frame costs
+    ``penalty``. Swapping every frame costs the same motion as swapping none, so the penalty keeps the labels
+    the estimator gave in most frames and relabels only the minority that break continuity.
+    Returns the relabelled positions and the (T, 2) swapped flags (arms, legs).
+    """
+    xy = np.array(xy, dtype=np.float64)
+    n = len(xy)
+    swapped = np.zeros((n, 2), dtype=bool)
+    if n < 2:
+        return xy, swapped
+    scale = torso_length(xy)
+    scale = scale if np.isfinite(scale) and scale > 0 else 1.0
+    for column, limbs in enumerate((UPPER_LIMBS, LOWER_LIMBS)):
+        left = [INDEX[f"left_{limb}"] for limb in limbs]
+        right = [INDEX[f"right_{limb}"] for limb in limbs]
+        kept = xy[:, left + right]
+        flipped = xy[:, right + left]
+        states = np.stack([kept, flipped], axis=1)  # (T, 2, G, 2)
+        path = _two_state_viterbi(states / scale, penalty)
+        swapped[:, column] = path == 1
+        rows = np.flatnonzero(path == 1)
+        xy[np.ix_(rows, left + right)] = flipped[rows]
+    return xy, swapped
+
+
+def _two_state_viterbi(states: np.ndarray, penalty: float) -> np.ndarray:
+    """Best labelling per frame for (T, 2, G, 2) candidate positions (state 0 = as given, 1 = swapped)."""
+    n = len(states)
+    cost = np.array([0.0, penalty])
+    back = np.zeros((n, 2), dtype=np.int8)
+    for t in range(1, n):
+        step = np.zeros((2, 2))  # step[previous state, state]
+        for p in range(2):
+            for s in range(2):
+                moved = np.linalg.norm(states[t, s] - states[t - 1, p], axis=-1)
+                step[p, s] = np.nanmean(moved) if np.isfinite(moved).any() else 0.0
+        total = cost[:, None] + step
+        back[t] = np.argmin(total, axis=0)
+        cost = total[back[t], [0, 1]] + np.array([0.0, penalty])
+    path = np.zeros(n, dtype=np.int8)
+    path[-1] = int(np.argmin(cost))
+    for t in range(n - 1, 0, -1):
+        path[t - 1] = back[t, path[t]]
+    return path
+
+
+def smooth(values: np.ndarray, frames: int) -> np.ndarray:
+    """Centred moving average over ``frames`` samples along axis 0, ignoring gaps; gaps stay gaps."""
+    values = np.asarray(values, dtype=np.float64)
+    if frames <= 1 or len(values) < 2:
+        return values.copy()
+    half = frames // 2
+    valid = np.isfinite(values)
+    filled = np.where(valid, values, 0.0)
+    padded = np.pad(filled, [(half, half)] + [(0, 0)] * (values.ndim - 1))
+    counts = np.pad(valid.astype(np.float64), [(half, half)] + [(0, 0)] * (values.ndim - 1))
+    width = 2 * half + 1
+    total = sum(padded[i : i + len(values)] for i in range(width))
+    count = sum(counts[i : i + len(values)] for i in range(width))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = total / count
+    return np.where(valid, out, np.nan)
+
+
+def joint_angle(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Angle at ``b`` between ``b→a`` and ``b→c`` in degrees (0–180) for (T, 2) positions; NaN where undefined."""
+    u, v = np.asarray(a) - np.asarray(b), np.asarray(c) - np.asarray(b)
+    norms = np.linalg.norm(u, axis=-1) * np.linalg.norm(v, axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cosine = np.sum(u * v, axis=-1) / norms
+    angle = np.degrees(np.arccos(np.clip(cosine, -1.0, 1.0)))
+    return np.where(norms > 0, angle, np.nan)
+
+
+def torso_length(xy: np.ndarray) -> float:
+    """Median distance from the shoulder centre to the hip centre over the track (NaN if never seen)."""
+    lengths = np.linalg.norm(_mid(xy, "shoulder") - _mid(xy, "hip"), axis=-1)
+    return float(np.nanmedian(lengths)) if np.isfinite(lengths).any() else float("nan")
+
+
+def derive(xy: np.ndarray, joint_reasons: np.ndarray, times_s: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Every series, and the reason of each of its gaps, from cleaned positions."""
+    values: dict[str, np.ndarray] = {}
+    reasons: dict[str, np.ndarray] = {}
+
+    def add(name: str, series: np.ndarray, needs: Sequence[str], extra_gap: Optional[np.ndarray] = None) -> None:
+        why = _needed(joint_reasons, needs)
+        series = np.where(why == OK, series, np.nan)
+        if extra_gap is not None:
+            why = np.where((why == OK) & extra_gap, SIDE_VIEW, why)
+            series = np.where(extra_gap, np.nan, series)
+        why = np.where((why == OK) & ~np.isfinite(series), LOW_CONFIDENCE, why)
+        values[name], reasons[name] = series, why.astype(np.int8)
+
+    def at(name: str) -> np.ndarray:
+        return xy[:, INDEX[name]]
+
+    for side in ("left", "right"):
+        for joint, (a, b, c) in ANGLES.items():
+            needs = [f"{side}_{a}", f"{side}_{b}", f"{side}_{c}"]
+            add(f"{side}_{joint}_angle", joint_angle(*(at(n) for n in needs)), needs)
+    torso_needs = ["left_shoulder", "right_shoulder", "left_hip", "right_hip"]
+    mid_shoulder, mid_hip = _mid(xy, "shoulder"), _mid(xy, "hip")
+    trunk = mid_shoulder - mid_hip
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lean = np.degrees(np.arccos(np.clip(-trunk[:, 1] / np.linalg.norm(trunk, axis=-1), -1.0, 1.0)))
+    add("trunk_lean", lean, torso_needs)
+
+    torso = np.linalg.norm(trunk, axis=-1)
+    scale = torso_length(xy)
+    hip_width = np.linalg.norm(at("left_hip") - at("right_hip"), axis=-1)
+    shoulder_width = np.linalg.norm(at("left_shoulder") - at("right_shoulder"), axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stance = np.linalg.norm(at("left_ankle") - at("right_ankle"), axis=-1) / hip_width
+        grip = np.linalg.norm(at("left_wrist") - at("right_wrist"), axis=-1) / shoulder_width
+        hip_side_view = hip_width < MIN_WIDTH_RATIO * torso
+        shoulder_side_view = shoulder_width < MIN_WIDTH_RATIO * torso
+    add("stance_width", stance, ["left_ankle", "right_ankle", "left_hip", "right_hip", "left_shoulder", "right_shoulder"], hip_side_view)
+    add("grip_width", grip, ["left_wrist", "right_wrist", *torso_needs], shoulder_side_view)
+    for side in ("left", "right"):
+        height = (mid_shoulder[:, 1] - at(f"{side}_wrist")[:, 1]) / scale
+        add(f"{side}_wrist_height", height, [f"{side}_wrist", "left_shoulder", "right_shoulder"])
+    ankles = _mid(xy, "ankle")
+    add("hip_height", (ankles[:, 1] - mid_hip[:, 1]) / scale, ["left_hip", "right_hip", "left_ankle", "right_ankle"])
+    for part, joints in SPEED_PARTS.items():
+        for name in joints:
+            label = "head" if part == "head" else name
+            add(f"{label}_speed", point_speed(at(name), times_s) / scale, [name])
+    return values, reasons
+
+
+def point_speed(points: np.ndarray, times_s: np.ndarray) -> np.ndarray:
+    """Speed (pixels per second) of a (T, 2) track: central differences, one-sided at the ends and next to gaps."""
+    n = len(points)
+    speed = np.full(n, np.nan)
+    if n < 2:
+        return speed
+    for t in range(n):
+        before = t - 1 if t > 0 and np.isfinite(points[t - 1]).all() else t
+        after = t + 1 if t + 1 < n and np.isfinite(points[t + 1]).all() else t
+        if after == before or not np.isfinite(points[t]).all():
+            continue
+        dt = times_s[after] - times_s[before]
+        if dt > 0:
+            speed[t] = np.linalg.norm(points[after] - points[before]) / dt
+    return speed
+
+
+def _mid(xy: np.ndarray, limb: str) -> np.ndarray:
+    return (xy[:, INDEX[f"left_{limb}"]] + xy[:, INDEX[f"right_{limb}"]]) / 2
+
+
+def _needed(joint_reasons: np.ndarray, names: Sequence[str]) -> np.ndarray:
+    """(T,) the worst reason among the joints a quantity needs (``OK`` when all are there)."""
+    codes = joint_reasons[:, [INDEX[n] for n in names]]
+    out = np.full(len(joint_reasons), OK, dtype=np.int8)
+    for code in reversed(REASON_PRIORITY):
+        out[(codes == code).any(axis=1)] = code
+    return out
+
+
+def describe_reasons(codes: np.ndarray) -> str:
+    """The most common reason among gap codes, in words."""
+    gaps = codes[codes != OK]
+    if not len(gaps):
+        return ""
+    values, counts = np.unique(gaps, return_counts=True)
+    return REASONS[int(values[np.argmax(counts)])]
+
+
+__all__ = [
+    "ANGLES", "JOINTS", "Kinematics", "REASONS", "SPEED_PARTS", "compute_kinematics", "derive", "describe_reasons",
+    "fix_side_swaps", "joint_angle", "joint_status", "point_speed", "smooth", "torso_length",
+]

@@ -1,0 +1,121 @@
+"""The closed vocabulary of measurements a difference can be mapped to.
+
+A measurement is a quantity (a joint angle, trunk lean, a normalised width or height, a keypoint's speed,
+or a stage's duration), a side where the quantity has one, a statistic over a stage (or the whole action),
+and the direction of the value that makes the difference statement true
+(:class:`viddiff.schema.MeasurementSpec`). Anything outside this table is not measured: the mapping model
+must say "none" rather than stretch a quantity to fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Optional, get_args
+
+from viddiff.schema import MeasurementSpec, PoseBodyPart, PoseQuantity, PoseStatistic
+
+Margin = Literal["angle", "length", "speed", "duration"]
+
+
+@dataclass(frozen=True)
+class Quantity:
+    name: str
+    unit: str
+    description: str
+    """What it is, for the mapping prompt and the docs."""
+    sided: bool = False
+    needs_pose: bool = True
+    margin: Margin = "length"
+
+
+QUANTITIES: dict[str, Quantity] = {
+    q.name: q
+    for q in (
+        Quantity("knee_angle", "°", "angle at the knee between thigh and shin; 180 = straight leg, smaller = more bent "
+                 "(a deeper squat has a smaller minimum knee angle)", sided=True, margin="angle"),
+        Quantity("hip_angle", "°", "angle at the hip between torso and thigh; 180 = standing straight, smaller = more "
+                 "folded at the hip", sided=True, margin="angle"),
+        Quantity("elbow_angle", "°", "angle at the elbow between upper arm and forearm; 180 = straight arm",
+                 sided=True, margin="angle"),
+        Quantity("shoulder_angle", "°", "angle at the shoulder between torso and upper arm; 0 = arm along the body, "
+                 "180 = arm straight overhead", sided=True, margin="angle"),
+        Quantity("ankle_angle", "°", "angle at the ankle between shin and foot; smaller = shin tilted further over "
+                 "the foot", sided=True, margin="angle"),
+        Quantity("trunk_lean", "°", "tilt of the torso from vertical; 0 = upright, larger = leaning further (any "
+                 "direction)", margin="angle"),
+        Quantity("stance_width", "hip widths", "distance between the ankles, in hip widths"),
+        Quantity("grip_width", "shoulder widths", "distance between the wrists, in shoulder widths"),
+        Quantity("wrist_height", "torso lengths", "height of the wrist above the shoulders (negative = below), in "
+                 "torso lengths", sided=True),
+        Quantity("hip_height", "torso lengths", "height of the hips above the ankles, in torso lengths (smaller = "
+                 "hips lower, e.g. a deeper squat)"),
+        Quantity("speed", "torso lengths/s", "speed of one body part (give body_part), in torso lengths per second",
+                 sided=True, margin="speed"),
+        Quantity("duration", "s", "how long the stage (or the whole action) lasts, in seconds; larger = slower "
+                 "tempo; needs no pose", needs_pose=False, margin="duration"),
+    )
+}
+assert set(QUANTITIES) == set(get_args(PoseQuantity)), "the vocabulary and viddiff.schema.PoseQuantity must agree"
+
+STATISTICS: dict[str, str] = {
+    "mean": "average over the stage",
+    "min": "smallest value in the stage",
+    "max": "largest value in the stage",
+    "range": "largest minus smallest value in the stage (how much it changes)",
+    "start": "value as the stage begins",
+    "end": "value as the stage ends",
+}
+assert set(STATISTICS) == set(get_args(PoseStatistic))
+_STATISTIC_WORDS = {"mean": "mean", "min": "minimum", "max": "maximum", "range": "range of", "start": "starting",
+                    "end": "final"}
+BODY_PARTS: tuple[str, ...] = get_args(PoseBodyPart)
+
+
+def series_names(spec: MeasurementSpec) -> list[str]:
+    """The kinematics series a measurement reads (two for ``side: both``, averaged frame by frame)."""
+    quantity = QUANTITIES[spec.quantity]
+    if not quantity.needs_pose:
+        return []
+    if spec.quantity == "speed":
+        part = spec.body_part or "wrist"
+        if part == "head":
+            return ["head_speed"]
+        return [f"{side}_{part}_speed" for side in _sides(spec.side)]
+    if not quantity.sided:
+        return [spec.quantity]
+    return [f"{side}_{spec.quantity}" for side in _sides(spec.side)]
+
+
+def _sides(side: str) -> list[str]:
+    return ["left", "right"] if side in ("both", "none") else [side]
+
+
+def normalised(spec: MeasurementSpec) -> MeasurementSpec:
+    """``spec`` with the fields its quantity ignores set to their neutral values (side of unsided quantities,
+    body part outside ``speed``, statistic of ``duration``), so equal measurements compare and cache equal."""
+    quantity = QUANTITIES[spec.quantity]
+    update: dict = {}
+    if not quantity.sided or (spec.quantity == "speed" and spec.body_part == "head"):
+        update["side"] = "none"
+    elif spec.side == "none":
+        update["side"] = "both"
+    if spec.quantity != "speed":
+        update["body_part"] = None
+    elif spec.body_part is None:
+        update["body_part"] = "wrist"
+    if spec.quantity == "duration":
+        update["statistic"] = "mean"
+    return spec.model_copy(update=update)
+
+
+def label(spec: MeasurementSpec, stage_name: Optional[str]) -> str:
+    """The measurement in words: "minimum left knee angle during 'descent'"."""
+    where = f"during '{stage_name}'" if stage_name else "over the whole action"
+    if spec.quantity == "duration":
+        return f"duration of '{stage_name}'" if stage_name else "duration of the whole action"
+    side = "" if spec.side in ("none",) else ("left and right " if spec.side == "both" else f"{spec.side} ")
+    if spec.quantity == "speed":
+        what = f"{side}{spec.body_part} speed"
+    else:
+        what = side + spec.quantity.replace("_", " ")
+    return f"{_STATISTIC_WORDS[spec.statistic]} {what} {where}"
