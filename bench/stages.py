@@ -5,7 +5,9 @@ the default 4 fps: 40 frames each) are compared in closed mode with two
 statements, through the Python API that ``viddiff compare`` calls, against the
 local fake model server answering every call after a fixed latency. CLIP uses
 random weights of each preset's real architecture (cost depends on the
-architecture only), on the CPU, with a fresh cache. Stages:
+architecture only), on the CPU, with a fresh cache, one stage after another
+(``run.overlap_stages=false``, the paper's separate proposer calls; ``bench/latency.py``
+measures the overlapped order). Stages:
 
 - decode: reading both clips at the inference fps;
 - model calls: the proposer's and the differencer's requests (wall time);
@@ -83,6 +85,8 @@ def measure(preset: str, videos: tuple[Path, Path], base_url: str, cache: Path) 
             "localizer.clip.pretrained=null",
             "localizer.clip.device=cpu",
             f"cache.path={cache}",
+            "run.overlap_stages=false",  # one stage after another, so each can be timed
+            "proposer.calls=separate",  # the paper's three proposer calls (bench/latency.py compares the others)
         ],
     )
     embedder = TimedEmbedder(cfg.localizer.clip)

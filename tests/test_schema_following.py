@@ -24,10 +24,14 @@ STAGE_SCHEMAS = {
     ("run", "closed"): {"StagesAnswer", "LinksAnswer", "AnswerAB"},
     ("run", "open"): {"DifferencesAnswer", "StagesAnswer", "LinksAnswer", "AnswerAB", "MatchAnswer", "FlipAnswer"},
     ("run", "describe"): {"DimensionDifferencesAnswer", "AnswerABC", "ChecklistJudgeAnswer"},
+    ("run", "closed-one-call"): {"ProposalAnswer", "AnswerAB"},
+    ("run", "open-one-call"): {"ProposalAnswer", "AnswerAB", "MatchAnswer", "FlipAnswer"},
     ("baseline", "closed"): {"ClosedAnswer"},
     ("baseline", "open"): {"OpenAnswer"},
     ("baseline", "describe"): {"ChecklistJudgeAnswer"},
 }
+ONE_CALL = "-one-call"
+"""A mode with this suffix runs with ``proposer.calls=one`` (differences, stages and links in one call)."""
 
 
 @pytest.fixture(scope="module")
@@ -48,9 +52,13 @@ def test_every_stage_accepts_any_answer_its_schema_allows(
     monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
     model = SchemaFollowingModel()
     out = tmp_path / "run"
+    variant = mode
+    mode = mode.removesuffix(ONE_CALL)
     with FakeOpenAIServer(model) as server:
         sets = [x for s in offline_overrides(server.base_url, str(tmp_path / "c.sqlite")) for x in ("--set", s)]
         sets += ["--set", "endpoints.max_reasks=0", "--set", "eval.max_reasks=0"]  # a refusal fails at once
+        if variant.endswith(ONE_CALL):
+            sets += ["--set", "proposer.calls=one"]
         if mode == "describe":
             target = ["--benchmark", "vidic", "--dataset", str(vidic_dir)]
             sets += ["--set", "vidic.n_differences=3"]
@@ -64,7 +72,9 @@ def test_every_stage_accepts_any_answer_its_schema_allows(
     assert not server.responder_errors
     assert not [r for r in server.requests if any(REASK in str(m.get("content")) for m in r.messages)]
     seen = Counter(_schema_name(r) for r in server.requests if r.response_format is not None)
-    assert STAGE_SCHEMAS[(command, mode)] <= set(seen), seen
+    assert STAGE_SCHEMAS[(command, variant)] <= set(seen), seen
+    if variant.endswith(ONE_CALL):  # one proposer call per sample, nothing else of the proposer's
+        assert not {"DifferencesAnswer", "StagesAnswer", "LinksAnswer"} & set(seen), seen
     metrics = json.loads((out / "metrics.json").read_text())
     if (command, mode) == ("run", "open"):  # the judge matched something, so the opposite check ran too
         assert metrics["metrics"]["overall"]["found"] + metrics["metrics"]["overall"]["wrong_letter"] >= 1

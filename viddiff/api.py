@@ -3,22 +3,28 @@
 ``VidDiff`` is the VidDiff method (:class:`viddiff.methods.viddiff.VidDiffMethod`, which ``viddiff run``
 drives) plus the app-facing calls: video paths and plain-text statements in, a :class:`ComparisonResult`
 out. It owns the model clients (chat client, cache, CLIP), so an app backend pays for loading them once,
-then runs any number of comparisons.
+then runs any number of comparisons. ``astream`` (and ``stream``) give the same comparison as typed events,
+each verdict the moment it is decided, so an app can show the first one before the slowest arrives.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
-from typing import Awaitable, Callable, Optional, Sequence, TypeVar, Union
+from typing import (
+    Annotated, AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Literal, Optional, Sequence, TypeVar, Union,
+)
 
 from pydantic import BaseModel, Field
 
 from viddiff.config import Config
 from viddiff.errors import VideoError, ViddiffError
+from viddiff.methods.events import Finished, Judged, Localized, Proposed, SampleEvent
 from viddiff.methods.viddiff import VidDiffMethod
 from viddiff.schema import (
-    Difference, Evidence, Letter, Mode, Sample, SampleResult, Segmentation, Stage, StageUsage, VideoRef,
+    Difference, Evidence, Keyframes, Letter, Mode, Prediction, Proposal, Sample, SampleResult, Segmentation, Stage,
+    StageUsage, VideoRef,
 )
 
 R = TypeVar("R")
@@ -61,8 +67,115 @@ class ComparisonResult(BaseModel):
     """``describe`` mode: the pair's similarities and differences as text, grouped by dimension."""
 
 
+class PlannedDifference(BaseModel):
+    """A difference about to be checked, and the stages where it will be looked for."""
+
+    key: str
+    name: str
+    description: str
+    stages: list[str] = Field(default_factory=list)
+
+
+class ProposalEvent(BaseModel):
+    """First event: what will be checked (closed mode: the given statements; open mode: the proposed ones)."""
+
+    type: Literal["proposal"] = "proposal"
+    differences: list[PlannedDifference]
+    stages: list[Stage]
+
+
+class SegmentationEvent(BaseModel):
+    """Second event: both videos split into the stages (``spans`` index ``frame_indices``)."""
+
+    type: Literal["segmentation"] = "segmentation"
+    segmentations: tuple[Segmentation, Segmentation]
+
+
+class VerdictEvent(BaseModel):
+    """One difference decided (in the order verdicts arrive); equal to its entry in the final result, except
+    that with ``pose.evidence`` alone its ``evidence`` is left out: measured beside the judging, it comes with
+    the result (with ``differencer.pose_evidence`` it is measured first and included)."""
+
+    type: Literal["verdict"] = "verdict"
+    difference: DifferenceResult
+
+
+class ResultEvent(BaseModel):
+    """Last event: the whole result, identical to what ``acompare`` returns."""
+
+    type: Literal["result"] = "result"
+    result: ComparisonResult
+
+
+CompareEvent = Annotated[
+    Union[ProposalEvent, SegmentationEvent, VerdictEvent, ResultEvent], Field(discriminator="type")
+]
+"""What ``VidDiff.astream`` yields: a proposal, a segmentation, one verdict per difference, then the result.
+Each serialises to one JSON object with ``.model_dump_json()`` (what ``viddiff compare --json-lines`` prints)."""
+
+
+class EventView:
+    """Turns the method's events for one pair into the app's :data:`CompareEvent` s."""
+
+    def __init__(self, action: str):
+        self.action = action
+        self._proposal: Optional[Proposal] = None
+        self._keyframes: dict[str, Keyframes] = {}
+
+    def convert(self, event: SampleEvent) -> CompareEvent:
+        if isinstance(event, Proposed):
+            self._proposal = proposal = event.proposal
+            planned = [
+                PlannedDifference(
+                    key=d.key, name=d.name, description=d.description, stages=_stage_names(proposal, d.key)
+                )
+                for d in proposal.differences
+            ]
+            return ProposalEvent(differences=planned, stages=proposal.stages)
+        if isinstance(event, Localized):
+            self._keyframes = {k.key: k for k in event.localization.keyframes}
+            return SegmentationEvent(segmentations=event.localization.segmentations)
+        if isinstance(event, Judged):
+            assert self._proposal is not None, "a verdict comes after the proposal"
+            key = event.prediction.key
+            return VerdictEvent(
+                difference=difference_result(event.prediction, self._proposal, self._keyframes.get(key), event.evidence)
+            )
+        return ResultEvent(result=to_comparison(event.result, self.action))
+
+
 class VidDiff(VidDiffMethod):
     """The VidDiff method with its models loaded once, for apps; safe to share across concurrent comparisons."""
+
+    async def astream(
+        self,
+        video_a: Union[str, Path],
+        video_b: Union[str, Path],
+        action: str,
+        *,
+        differences: Optional[Sequence[Union[str, Difference]]] = None,
+        n_differences: Optional[int] = None,
+        fps: Optional[float] = None,
+        fps_original: Optional[float] = None,
+    ) -> AsyncIterator[CompareEvent]:
+        """``acompare`` as it happens: a :class:`ProposalEvent`, a :class:`SegmentationEvent`, a
+        :class:`VerdictEvent` per difference the moment it is decided, then the :class:`ResultEvent`.
+
+        Stop iterating (or cancel the task) and the model calls still in flight are cancelled, none more made.
+        """
+        sample, mode = build_sample(
+            video_a, video_b, action, differences=differences, n_differences=n_differences, fps_original=fps_original
+        )
+        view = EventView(action)
+        events = self.aevents(sample, mode, fps=fps)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                yield view.convert(event)
+
+    def stream(self, *args, **kwargs) -> Iterator[CompareEvent]:
+        """Synchronous ``astream`` for callers without an event loop; leaving the loop early cancels the rest."""
+        _no_running_loop()
+        return _iterate_sync(self.astream(*args, **kwargs), finally_=self.client.aclose)
 
     async def acompare(
         self,
@@ -217,34 +330,42 @@ def _resolved_video_path(path: Union[str, Path], which: str) -> str:
         raise VideoError(f"{path}: cannot open video {which} ({exc}); check the path") from None
 
 
+def difference_result(
+    pred: Prediction, proposal: Proposal, keyframes: Optional[Keyframes], evidence: Optional[Evidence] = None
+) -> DifferenceResult:
+    """One verdict as apps see it: the statement, the letter, where in each video it was judged, and its
+    body-pose measurement if one was made."""
+    d, k = {d.key: d for d in proposal.differences}[pred.key], keyframes
+    return DifferenceResult(
+        key=pred.key,
+        name=d.name,
+        description=d.description,
+        prediction=pred.prediction,
+        rationale=pred.rationale,
+        keyframes_a=k.a.frame_indices if k else [],
+        keyframes_b=k.b.frame_indices if k else [],
+        times_a=k.a.times_s if k else [],
+        times_b=k.b.times_s if k else [],
+        stages=_stage_names(proposal, pred.key),
+        evidence=evidence,
+    )
+
+
+def _stage_names(proposal: Proposal, key: str) -> list[str]:
+    return [proposal.stages[i].name for i in proposal.links.get(key, [])]
+
+
 def to_comparison(result: SampleResult, action: str) -> ComparisonResult:
     kf = {k.key: k for k in result.keyframes}
     evidence = {e.key: e for e in result.evidence}
-    by_key = {d.key: d for d in result.proposal.differences}
-    stages = result.proposal.stages
-    diffs = []
-    for pred in result.predictions:
-        d, k = by_key[pred.key], kf.get(pred.key)
-        diffs.append(
-            DifferenceResult(
-                key=pred.key,
-                name=d.name,
-                description=d.description,
-                prediction=pred.prediction,
-                rationale=pred.rationale,
-                keyframes_a=k.a.frame_indices if k else [],
-                keyframes_b=k.b.frame_indices if k else [],
-                times_a=k.a.times_s if k else [],
-                times_b=k.b.times_s if k else [],
-                stages=[stages[i].name for i in result.proposal.links.get(pred.key, [])],
-                evidence=evidence.get(pred.key),
-            )
-        )
+    diffs = [
+        difference_result(pred, result.proposal, kf.get(pred.key), evidence.get(pred.key)) for pred in result.predictions
+    ]
     return ComparisonResult(
         action=action,
         mode=result.mode,
         differences=diffs,
-        stages=stages,
+        stages=result.proposal.stages,
         segmentations=result.segmentations,
         notes=result.notes,
         usage=result.usage,
@@ -312,8 +433,34 @@ def run_once(config: Optional[Config], call: Callable[["VidDiff"], Awaitable[R]]
 
 def _run_sync(coro):
     try:
+        _no_running_loop()
+    except RuntimeError:
+        coro.close()
+        raise
+    return asyncio.run(coro)
+
+
+def _no_running_loop() -> None:
+    try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
-    coro.close()
+        return
     raise RuntimeError("called the synchronous API inside a running event loop; use `await VidDiff.acompare(...)`")
+
+
+def _iterate_sync(events: AsyncGenerator[R, None], finally_: Callable[[], Awaitable[None]]) -> Iterator[R]:
+    """Drive an async generator from synchronous code on a private event loop; closing the iterator closes it.
+    ``finally_`` runs on that loop at the end (to close the HTTP clients opened in it)."""
+    with asyncio.Runner() as runner:
+        try:
+            while True:
+                try:
+                    item = runner.run(events.__anext__())
+                except StopAsyncIteration:
+                    return
+                yield item
+        finally:
+            try:
+                runner.run(events.aclose())
+            finally:
+                runner.run(finally_())

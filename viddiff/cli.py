@@ -225,7 +225,13 @@ def _add_compare(sub: "argparse._SubParsersAction", flags: list[argparse.Argumen
         help="also measure each difference from body pose (like --set pose.evidence=true; needs the pose extra; see the "
         "Body pose page of the docs) (default: off)",
     )
-    cmp_.add_argument("--json", action="store_true", help="print the result as JSON (default: off, a table)")
+    output = cmp_.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the result as JSON (default: off, a table)")
+    output.add_argument(
+        "--json-lines", action="store_true",
+        help="print events as they happen, one JSON object a line: the proposal, the segmentation, each verdict "
+        "the moment it is decided, then the result (default: off)",
+    )
     cmp_.add_argument(
         "--report", metavar="FILE.html", help="write a self-contained HTML report of the comparison (default: none)"
     )

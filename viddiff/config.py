@@ -125,6 +125,10 @@ class RunConfig(_Section):
     """Samples processed concurrently (bounds decoded-frame memory; model calls are bounded separately)."""
     max_cost_usd: Optional[float] = Field(default=None, gt=0)
     """Stop (resumable) when the run's estimated model cost, projected from its first samples, exceeds this."""
+    overlap_stages: bool = True
+    """Decode the videos and embed the frames CLIP needs whatever the proposal says while the proposer's calls
+    are in flight. Results are the same either way; ``false`` runs the steps one after another (the baseline
+    of ``bench/latency.py``)."""
 
 
 class DataConfig(_Section):
@@ -146,6 +150,12 @@ class DataConfig(_Section):
     max_side: Optional[int] = Field(default=1920, ge=16)
     """Downscale decoded frames so the longer side is at most this: bounds memory on 4K/8K uploads while
     keeping 1080p (VidDiffBench's largest) at full resolution. ``null`` = never downscale."""
+    frame_size: Literal["max_side", "differencer"] = "max_side"
+    """The size the VidDiff method keeps decoded frames at. ``max_side``: ``max_side`` (what every model sees is
+    as always). ``differencer``: no larger than the differencer sends them (``differencer.image.max_side``,
+    when it is set and smaller): less memory, and less work hashing and preprocessing frames for CLIP, whose
+    frames are otherwise downscaled to 224 px anyway; but CLIP (and reports) then see smaller frames, so its
+    scores, and with them the keyframes, can change: opt in."""
     video_backend: Literal["auto", "decord", "pyav"] = "auto"
     subset_per_action: Optional[int] = Field(default=None, ge=1)
     limit: Optional[int] = Field(default=None, ge=1)
@@ -166,6 +176,12 @@ class ProposerConfig(ModelCallConfig):
     max_stages: int = Field(default=5, ge=1)
     n_retrieval_keys: int = Field(default=5, ge=1)
     refine_retrieval_strings: bool = True
+    calls: Literal["separate", "one"] = "separate"
+    """``separate``: the paper's calls, one after another: differences (open mode), stages with retrieval
+    strings, their refinement (``refine_retrieval_strings``), links. ``one``: all of it in one structured call
+    (no refinement call; the prompt asks for distinctive strings instead): one round trip instead of three or
+    four, for apps waiting on an answer. A departure from the paper (docs/faithfulness.md). With
+    ``reuse_per_action`` an action's shared stage plan still comes from the separate calls."""
     reuse_per_action: bool = False
     """``false``: one proposal per sample, seeded per sample (``seed`` + the row's ``sample_hash``, else a hash of
     its ``sample_key``), as released. ``true``: one proposal per (action, seed) shared by the action's samples

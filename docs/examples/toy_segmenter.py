@@ -18,8 +18,13 @@ from viddiff.localizer.segmenters import SegmentInput, Segmenter, Spans, registe
 from viddiff.localizer.viterbi import stage_spans, viterbi_segment
 
 
+def every_other_frame(n_frames: int, coarse_stride: int | None, max_stages: int) -> np.ndarray:
+    """The frames it embeds, whatever the stage texts: embedded while the proposal is still awaited."""
+    return np.arange(0, n_frames, 2)
+
+
 def viterbi_half(inp: SegmentInput) -> Spans:
-    kept = np.arange(0, inp.n_frames, 2)
+    kept = every_other_frame(inp.n_frames, inp.coarse_stride, inp.n_stages)
     costs = stage_costs(normalise_scores(inp.similarities_at(kept)), inp.eps)
     path, _ = viterbi_segment(costs, inp.stay_logp, inp.advance_logp)
     # A kept frame's stage also holds the dropped frame after it; every stage keeps at least one frame.
@@ -27,5 +32,8 @@ def viterbi_half(inp: SegmentInput) -> Spans:
     return stage_spans(full_path, inp.n_stages)
 
 
-VITERBI_HALF = Segmenter(viterbi_half, needs_clip=True, summary="Viterbi on every other frame (half the CLIP cost)")
+VITERBI_HALF = Segmenter(
+    viterbi_half, needs_clip=True, first_frames=every_other_frame,
+    summary="Viterbi on every other frame (half the CLIP cost)",
+)
 register_segmenter("viterbi_half", VITERBI_HALF)

@@ -67,7 +67,8 @@ def test_preset_files_match_the_presets_and_name_downloadable_weights(preset):
     assert cfg.localizer.clip == preset.clip
     assert cfg.localizer.coarse_to_fine == preset.coarse_to_fine
     assert open_clip.get_pretrained_cfg(preset.clip.model, preset.clip.pretrained)  # a standard open_clip tag
-    defaults = Config().model_dump()
+    assert cfg.proposer.calls == preset.proposer_calls
+    defaults = Config().with_overrides([f"proposer.calls={preset.proposer_calls}"]).model_dump()
     assert {k: v for k, v in cfg.model_dump().items() if k != "localizer"} == {k: v for k, v in defaults.items() if k != "localizer"}
     assert cfg.localizer.model_dump(exclude={"clip", "coarse_to_fine"}) == Config().localizer.model_dump(
         exclude={"clip", "coarse_to_fine"}

@@ -99,7 +99,7 @@ def test_random_draws_keyframes_with_the_localised_count_and_spacing() -> None:
     assert len(places) > 3  # the place is random: it varies across samples ...
     again = localize("random", sample_key="s3", embedder=None)
     assert again.keyframes == draws[3].keyframes  # ... and is reproducible for one sample
-    assert not needs_clip("random", PROPOSAL) and needs_clip("no_viterbi", PROPOSAL)
+    assert not needs_clip("random", PROPOSAL.differences) and needs_clip("no_viterbi", PROPOSAL.differences)
 
 
 def test_no_viterbi_windows_follow_each_stage_first_string_only() -> None:

@@ -91,9 +91,9 @@ class CountingEmbedder:
 
 def test_only_global_differences_never_touch_clip():
     everything_global = proposal("global", "global")
-    assert not needs_clip("viterbi", everything_global)
-    assert needs_clip("viterbi", proposal("global", "local"))
-    assert not needs_clip("uniform", proposal("local"))
+    assert not needs_clip("viterbi", everything_global.differences)
+    assert needs_clip("viterbi", proposal("global", "local").differences)
+    assert not needs_clip("uniform", proposal("local").differences)
     embedder = CountingEmbedder()
     loc = Localizer(LocalizerConfig(method="viterbi"), embedder).localize(everything_global, frames(9), frames(9))
     assert embedder.calls == 0

@@ -137,3 +137,24 @@ def test_pose_errors_are_one_clear_line(tmp_path: Path, monkeypatch: pytest.Monk
     assert main(["pose", str(clip_h264), "--out", str(tmp_path / "o"), "--set", f"cache.path={tmp_path / 'c.sqlite'}"]) == 2
     err = capsys.readouterr().err
     assert err.strip().endswith('install it with: pip install "viddiff[pose]"') and "Traceback" not in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("in_prompt", [True, False])
+def test_json_lines_verdicts_carry_the_evidence_measured_before_them(
+    sets: list[str], scripted_server, clip_h264: Path, slowed_clip: Path, capsys, in_prompt: bool
+) -> None:
+    """With ``differencer.pose_evidence`` the measurement comes before the judging, so each verdict line has it;
+    with ``pose.evidence`` alone it is measured beside the judging and only the result line has it."""
+    args = ["compare", str(clip_h264), str(slowed_clip), "--action", "a person moving in a lab", "--json-lines",
+            "--pose", "--difference", "the person is slower", "--difference", "the shirt is red", *sets,
+            "--set", f"differencer.pose_evidence={str(in_prompt).lower()}"]
+    capsys.readouterr()
+    assert main(args) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [e["type"] for e in events] == ["proposal", "segmentation", "verdict", "verdict", "result"]
+    final = {d["key"]: d for d in events[-1]["result"]["differences"]}
+    assert final["0"]["evidence"]["status"] == "measured" and final["1"]["evidence"] is None
+    for verdict in (e["difference"] for e in events[2:4]):
+        expected = final[verdict["key"]] if in_prompt else {**final[verdict["key"]], "evidence": None}
+        assert verdict == expected

@@ -78,13 +78,14 @@ DIMENSION_DIFFERENCES = [
 
 
 def request_kind(req: ChatRequest) -> str:
-    """``differences``, ``dimensions``, ``stages``, ``refine`` or ``links``, from the response-format schema name."""
+    """``differences``, ``dimensions``, ``stages``, ``refine``, ``links`` or ``one`` (``proposer.calls: one``),
+    from the response-format schema name."""
     name = req.response_format["json_schema"]["name"]
     if name == "StagesAnswer":
         return "refine" if "Remove the strings" in req.text or "filter out" in req.text else "stages"
     kinds = {
         "DifferencesAnswer": "differences", "DimensionDifferencesAnswer": "dimensions", "LinksAnswer": "links",
-        "StageNameLinks": "links",
+        "StageNameLinks": "links", "ProposalAnswer": "one",
     }
     return kinds[name]
 
@@ -97,6 +98,14 @@ def listed_ids(req: ChatRequest) -> list[str]:
 
 def _first_stage_links(req: ChatRequest) -> dict:
     return {"links": [{"stage": STAGES[0]["name"], "differences": listed_ids(req)}]}
+
+
+def _one_call(req: ChatRequest) -> dict:
+    """``proposer.calls: one``: the default stages, every difference linked to the first stage."""
+    if "(id: statement):" in req.text:
+        return {"stages": STAGES, **_first_stage_links(req)}
+    names = [d["name"] for d in DIFFERENCES]
+    return {"differences": DIFFERENCES, "stages": STAGES, "links": [{"stage": STAGES[0]["name"], "differences": names}]}
 
 
 class Harness:
@@ -120,6 +129,7 @@ class Harness:
             "stages": [{"stages": STAGES}],
             "refine": [{"stages": STAGES}],
             "links": [_first_stage_links],
+            "one": [_one_call],
         }
         self.queues.update({k: list(v) for k, v in queues.items()})
 

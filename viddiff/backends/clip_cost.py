@@ -36,6 +36,8 @@ class CpuPreset:
     name: str
     clip: ClipConfig
     coarse_to_fine: CoarseToFineConfig
+    proposer_calls: str = "separate"
+    """``proposer.calls``: the fast preset, made for interactive use, asks in one call (bench/latency.py)."""
 
 
 CPU_PRESETS = (
@@ -48,6 +50,7 @@ CPU_PRESETS = (
         "cpu-fast",
         ClipConfig(model="ViT-B-32", pretrained="datacomp_xl_s13b_b90k", precision="int8"),
         CoarseToFineConfig(enabled=True),
+        proposer_calls="one",
     ),
 )
 

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
-from viddiff.api import ComparisonResult, run_once, build_describe_sample, build_sample, to_comparison
+from viddiff.api import ComparisonResult, EventView, VidDiff, run_once, build_describe_sample, build_sample, to_comparison
 from viddiff.config import config_from_args
 from viddiff.errors import ViddiffError
 from viddiff.localizer.localize import needs_clip
+from viddiff.methods.events import Finished
+from viddiff.methods.viddiff import PairRun
 from viddiff.pose.measure import describe_evidence
 from viddiff.report.compare import PairOutputs
 from viddiff.report.standins import model_roles, stand_in_notice
 from viddiff.runs.cost_guard import dollars
-from viddiff.schema import Mode, StageUsage
+from viddiff.schema import Mode, Sample, StageUsage
 
 
 def check_compare_flags(args: argparse.Namespace) -> None:
@@ -50,20 +53,37 @@ def cli_compare(args: argparse.Namespace) -> int:
             n_differences=args.n_differences, fps_original=args.fps_original,
         )
     outputs = PairOutputs.from_args(args, cfg, sample)  # checked before any model call
-    run = run_once(cfg, lambda vd: vd.arun_pair(sample, mode, fps=args.fps))
-    result = to_comparison(run.result, sample.action_description)
-    outputs.write(run, cfg)
-    if args.json:
-        print(result.model_dump_json(indent=2))
+    if args.json_lines:
+        run = run_once(cfg, lambda vd: print_events(vd, sample, mode, args.fps))
+        outputs.write(run, cfg)
     else:
-        print(result.description if mode == "describe" else format_comparison(result))
+        run = run_once(cfg, lambda vd: vd.arun_pair(sample, mode, fps=args.fps))
+        result = to_comparison(run.result, sample.action_description)
+        outputs.write(run, cfg)
+        if args.json:
+            print(result.model_dump_json(indent=2))
+        else:
+            print(result.description if mode == "describe" else format_comparison(result))
     proposal = run.result.proposal
-    clip_used = proposal is not None and needs_clip(cfg.localizer.method, proposal)
+    clip_used = proposal is not None and needs_clip(cfg.localizer.method, proposal.differences)
     notice = stand_in_notice(cfg, model_roles(cfg), clip_used=clip_used)
     if notice:
-        # beside the table; on stderr when stdout is the product itself (JSON, a description)
-        print(notice, file=sys.stderr if args.json or mode == "describe" else sys.stdout)
+        # beside the table; on stderr when stdout is the product itself (JSON, JSON lines, a description)
+        machine_read = args.json or args.json_lines or mode == "describe"
+        print(notice, file=sys.stderr if machine_read else sys.stdout)
     return 0
+
+
+async def print_events(vd: VidDiff, sample: Sample, mode: Mode, fps: float | None) -> PairRun:
+    """``--json-lines``: each event on its own line as it happens (flushed, for a reading process)."""
+    view = EventView(sample.action_description)
+    events = vd.aevents(sample, mode, fps=fps)
+    async with contextlib.aclosing(events):
+        async for event in events:
+            print(view.convert(event).model_dump_json(), flush=True)
+            if isinstance(event, Finished):
+                return PairRun(sample=sample, videos=event.videos, result=event.result)
+    raise AssertionError("unreachable: the events end with the result")
 
 
 def format_comparison(result: ComparisonResult) -> str:

@@ -52,6 +52,14 @@ def coarse_grid(n_frames: int, stride: int) -> np.ndarray:
     return grid if grid[-1] == n_frames - 1 else np.append(grid, n_frames - 1)
 
 
+def first_round(n_frames: int, n_stages: int, coarse_stride: int) -> np.ndarray:
+    """The positions the first round embeds: the coarse grid, or every frame when the stride is 1 or there are
+    as many stages as frames (then the path does not depend on the scores)."""
+    if coarse_stride <= 1 or n_stages >= n_frames:
+        return np.arange(n_frames)
+    return coarse_grid(n_frames, coarse_stride)
+
+
 def coarse_to_fine_segment(
     n_frames: int,
     n_stages: int,
@@ -77,10 +85,7 @@ def coarse_to_fine_segment(
         raise ValueError(f"need at least one frame and one stage, got {n_frames} frames and {n_stages} stages")
     if coarse_stride < 1 or refine_radius < 0:
         raise ValueError(f"need coarse_stride >= 1 and refine_radius >= 0, got {coarse_stride} and {refine_radius}")
-    if coarse_stride <= 1 or n_stages >= n_frames:
-        todo = np.arange(n_frames)
-    else:
-        todo = coarse_grid(n_frames, coarse_stride)
+    todo = first_round(n_frames, n_stages, coarse_stride)
     known = np.zeros(n_frames, dtype=bool)
     raw = np.zeros((n_stages, n_frames))
     rounds = 0

@@ -20,7 +20,7 @@ from typing import Callable, Literal, Optional
 import numpy as np
 
 from viddiff.errors import SegmenterChoiceError
-from viddiff.localizer.coarse_to_fine import coarse_to_fine_segment
+from viddiff.localizer.coarse_to_fine import coarse_to_fine_segment, first_round
 from viddiff.localizer.scores import ScoreFloor, stage_costs
 from viddiff.localizer.segment import (
     segment_argmax,
@@ -34,9 +34,11 @@ from viddiff.localizer.viterbi import Ties, stage_spans, viterbi_segment
 from viddiff.plugins import SEGMENTERS
 
 Spans = list[tuple[int, int]]
+FirstFrames = Callable[[int, Optional[int], int], Optional[np.ndarray]]
+"""``(n_frames, coarse_stride, max_stages) ->`` sorted frame positions, or ``None``; see :attr:`Segmenter.first_frames`."""
 ENTRY_POINT_GROUP = SEGMENTERS.group
 __all__ = [
-    "ENTRY_POINT_GROUP", "SegmentInput", "Segmenter", "SegmenterChoiceError", "Spans", "get_segmenter",
+    "ENTRY_POINT_GROUP", "FirstFrames", "SegmentInput", "Segmenter", "SegmenterChoiceError", "Spans", "get_segmenter",
     "register_segmenter", "segmenter_names",
 ]
 
@@ -85,6 +87,11 @@ class Segmenter:
     """Keyframes from the benchmark's annotations where a difference has them."""
     needs_stage_annotations: bool = False
     """``segment`` reads ``stage_starts``; without them the localizer falls back to Viterbi (or uniform)."""
+    first_frames: Optional[FirstFrames] = None
+    """The frame positions whose embeddings ``segment`` asks for first, in one request, whatever the stage texts
+    are (given the video's frame count, the coarse-to-fine stride or ``None``, and the most stages a proposal
+    may have): the method embeds them while the proposal is still awaited. ``None`` (or a ``None`` answer):
+    not known before the texts, so nothing is embedded early."""
 
 
 def viterbi(inp: SegmentInput) -> Spans:
@@ -106,6 +113,20 @@ def viterbi(inp: SegmentInput) -> Spans:
     costs = stage_costs(inp.scores(), inp.eps, inp.score_floor)
     path, _ = viterbi_segment(costs, inp.stay_logp, inp.advance_logp, inp.viterbi_ties)
     return stage_spans(path, inp.n_stages)
+
+
+def every_frame(n_frames: int, coarse_stride: Optional[int], max_stages: int) -> np.ndarray:
+    """First request of the segmenters that score every frame (``scores``, ``first_string_scores``)."""
+    return np.arange(n_frames)
+
+
+def viterbi_first_frames(n_frames: int, coarse_stride: Optional[int], max_stages: int) -> Optional[np.ndarray]:
+    """Every frame at full rate; coarse-to-fine, its first round, unless that round depends on the stage count."""
+    if coarse_stride is None:
+        return every_frame(n_frames, coarse_stride, max_stages)
+    if coarse_stride > 1 and max_stages >= n_frames:
+        return None
+    return first_round(n_frames, max_stages, coarse_stride)
 
 
 def no_viterbi(inp: SegmentInput) -> Spans:
@@ -132,9 +153,12 @@ def annotated_stages(inp: SegmentInput) -> Spans:
     return segment_from_boundaries(inp.frame_indices, starts, end, inp.n_stages)
 
 
-VITERBI = Segmenter(viterbi, needs_clip=True, summary="the method: Viterbi over CLIP stage scores")
+VITERBI = Segmenter(
+    viterbi, needs_clip=True, first_frames=viterbi_first_frames, summary="the method: Viterbi over CLIP stage scores"
+)
 NO_VITERBI = Segmenter(
-    no_viterbi, needs_clip=True, summary="paper ablation: per stage, a window around its first string's best match"
+    no_viterbi, needs_clip=True, first_frames=every_frame,
+    summary="paper ablation: per stage, a window around its first string's best match",
 )
 RANDOM = Segmenter(
     uniform, needs_clip=False, random_keyframes=True,
@@ -144,7 +168,9 @@ ORACLE = Segmenter(
     annotated_stages, needs_clip=False, annotated_keyframes=True, needs_stage_annotations=True,
     summary="paper ablation: the benchmark's annotated keyframes (and stage boundaries)",
 )
-ARGMAX = Segmenter(argmax, needs_clip=True, summary="per stage, the best window of the mean score")
+ARGMAX = Segmenter(
+    argmax, needs_clip=True, first_frames=every_frame, summary="per stage, the best window of the mean score"
+)
 UNIFORM = Segmenter(uniform, needs_clip=False, summary="equal consecutive spans")
 RANDOM_SEGMENTS = Segmenter(random_segments, needs_clip=False, summary="a random monotone split")
 """The built-in ``localizer.method`` choices; :data:`viddiff.plugins.SEGMENTERS` lists them by name, the method first."""

@@ -63,7 +63,7 @@ class PoseMethod(VidDiffMethod):
         videos = videos or await self.load_videos(sample, fps)
         proposal = await self._proposal(sample, mode, meter)
         _notify(on_stage, "proposer")
-        localizer = self._localizer(proposal)
+        localizer = self._localizer(proposal.differences)
         self._warn_cpu_clip_time(localizer, videos, len(proposal.stages))
 
         def localize():

@@ -9,12 +9,13 @@ cache and the (lazily loaded) embedder, and is safe to share across concurrent s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import logging
 import math
 import threading
-from typing import Optional
+from typing import AsyncIterator, Callable, Optional
 
 from viddiff.backends.chat import ChatModel
 from viddiff.backends.llm import ChatClient, UsageMeter
@@ -23,17 +24,20 @@ from viddiff.cache import Cache, open_cache
 from viddiff.config import Config, ModelCallConfig
 from viddiff.differencer import Differencer
 from viddiff.errors import ViddiffError
-from viddiff.localizer.localize import Localization, Localizer, needs_clip
+from viddiff.localizer.localize import FirstEmbeddings, Localization, Localizer, Segmented, needs_clip
+from viddiff.localizer.segmenters import get_segmenter
 from viddiff.localizer.oracle import annotations_for_mode
 from viddiff.methods.evidence import PoseEvidence
 from viddiff.methods.description import omitted_note, render_description
+from viddiff.methods.events import Finished, Judged, Localized, Proposed, SampleEvent
 from viddiff.proposer import Proposer
 from viddiff.pose.measure import describe_evidence
 from viddiff.proposer.seeding import proposal_seed
-from viddiff.schema import Difference, Evidence, Mode, Proposal, Sample, SampleResult
-from viddiff.video import VideoFrames, read_pair
+from viddiff.schema import Difference, Evidence, Mode, Prediction, Proposal, Sample, SampleResult, Stage
+from viddiff.video import VideoFrames, probe_video, read_pair
 
 log = logging.getLogger(__name__)
+StagePlanCallback = Callable[[list[Stage], list[Difference]], None]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,9 +100,9 @@ class VidDiffMethod:
         """CLIP forward passes and cache hits so far (``None`` if CLIP was never needed)."""
         return dataclasses.asdict(self._embedder.stats) if self._embedder is not None else None
 
-    def _localizer(self, proposal: Proposal) -> Localizer:
+    def _localizer(self, differences: list[Difference]) -> Localizer:
         cfg = self.config.localizer
-        return Localizer(cfg, self.embedder if needs_clip(cfg.method, proposal) else None)
+        return Localizer(cfg, self.embedder if needs_clip(cfg.method, differences) else None)
 
     def _warn_cpu_clip_time(self, localizer: Localizer, videos: tuple[VideoFrames, VideoFrames], n_stages: int) -> None:
         """Once per instance: a large CLIP model on the CPU is about to embed many frames; name the CPU presets."""
@@ -119,7 +123,14 @@ class VidDiffMethod:
     async def load_videos(self, sample: Sample, fps: Optional[float] = None) -> tuple[VideoFrames, VideoFrames]:
         """Decode both videos at the inference fps (the domain's, unless ``fps`` is given) in worker threads."""
         data = self.config.data
-        return await read_pair(sample.videos, fps or data.fps_for(sample.domain), data.max_side, data.video_backend)
+        return await read_pair(sample.videos, fps or data.fps_for(sample.domain), self._frame_side(), data.video_backend)
+
+    def _frame_side(self) -> Optional[int]:
+        """Longest side of the decoded frames: ``data.max_side``, or the differencer's if smaller and asked for."""
+        data, sent = self.config.data, self.config.differencer.image.max_side
+        if data.frame_size == "max_side" or sent is None:
+            return data.max_side
+        return sent if data.max_side is None else min(data.max_side, sent)
 
     def _sample_proposer(self, sample: Sample) -> Proposer:
         """A proposer seeded for this sample (``proposer.reuse_per_action=false``, as released)."""
@@ -127,13 +138,15 @@ class VidDiffMethod:
         seed = proposal_seed(cfg.seed, sample.sample_hash, sample.sample_key)
         return Proposer(self.client, cfg.model_copy(update={"seed": seed}))
 
-    async def _proposal(self, sample: Sample, mode: Mode, meter: UsageMeter) -> Proposal:
+    async def _proposal(
+        self, sample: Sample, mode: Mode, meter: UsageMeter, on_stage_plan: Optional[StagePlanCallback] = None
+    ) -> Proposal:
+        """The sample's proposal; ``on_stage_plan`` as in :meth:`Proposer.propose`."""
         action, n = sample.action_description, sample.n_differences_open
         reuse = self.config.proposer.reuse_per_action
         proposer = self.proposer if reuse else self._sample_proposer(sample)
         if mode == "closed":
-            # Benchmark samples: only the a/b-labelled differences are the task input. User input has no labels.
-            kwargs = {"differences": sample.closed_differences() if sample.labels else list(sample.differences.values())}
+            kwargs = {"differences": _closed_differences(sample)}
             if not kwargs["differences"]:
                 raise ViddiffError(f"sample {sample.sample_key}: no differences to check in closed mode")
         elif mode == "describe":
@@ -144,7 +157,7 @@ class VidDiffMethod:
         else:
             kwargs = {"n_differences": n}
         if not reuse:
-            return await proposer.propose(action, meter=meter, **kwargs)
+            return await proposer.propose(action, meter=meter, on_stage_plan=on_stage_plan, **kwargs)
         # One stage plan (and, in open/describe mode, one list of differences) per action, shared by its samples.
         stages = None
         if mode != "describe" or any(d.scope == "local" for d in kwargs["differences"]):
@@ -155,7 +168,7 @@ class VidDiffMethod:
                     ("differences", action, n), lambda: self.proposer.propose_differences(action, n, meter)
                 )
             }
-        return await self.proposer.propose(action, stages=stages, meter=meter, **kwargs)
+        return await self.proposer.propose(action, stages=stages, meter=meter, on_stage_plan=on_stage_plan, **kwargs)
 
     async def _memo(self, key: tuple, make):
         """Run ``make()`` once per key (concurrent callers wait for it); failures are not remembered."""
@@ -183,57 +196,223 @@ class VidDiffMethod:
         A benchmark row without ``a``/``b``-labelled differences has nothing to check in closed mode: it gets
         no predictions, without reading its videos or calling a model.
         """
+        events = self.aevents(sample, mode, index=index, videos=videos, fps=fps, meter=meter)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                if event.stage is not None:
+                    _notify(on_stage, event.stage)
+                if isinstance(event, Finished):
+                    return event.result
+        raise AssertionError("unreachable: the events end with the result")
+
+    async def aevents(
+        self,
+        sample: Sample,
+        mode: Mode,
+        *,
+        index: int = 0,
+        videos: Optional[tuple[VideoFrames, VideoFrames]] = None,
+        fps: Optional[float] = None,
+        meter: Optional[UsageMeter] = None,
+    ) -> AsyncIterator[SampleEvent]:
+        """``aprocess`` step by step: the proposal, the localisation, each verdict as it is decided, the result.
+
+        With ``run.overlap_stages`` (the default) the videos are decoded, and the frames CLIP will embed whatever
+        the proposal says are embedded, while the proposer's calls are in flight; once the stage plan is final
+        the videos are segmented (stage texts embedded, Viterbi) while the differences are being linked to the
+        stages; the keyframes follow from the links. The same CLIP requests are made either way, so the
+        results are the same. Closing the generator (or cancelling its consumer) cancels the model calls still
+        in flight and makes no more.
+        """
+        if fps is not None and fps <= 0:
+            raise ViddiffError(f"fps must be positive, got {fps}")
         meter = meter if meter is not None else UsageMeter()
-        if mode == "closed" and sample.labels and not sample.closed_differences():
-            return SampleResult(
+        if _nothing_to_check(sample, mode):
+            empty = SampleResult(
                 sample_key=sample.sample_key, index=index, mode=mode, notes=["no a/b-labelled differences: nothing to check"]
             )
-        videos = videos or await self.load_videos(sample, fps)
-        proposal = await self._proposal(sample, mode, meter)
-        _notify(on_stage, "proposer")
-        localizer = self._localizer(proposal)
-        self._warn_cpu_clip_time(localizer, videos, len(proposal.stages))
-        differencer = self._abc_differencer if mode == "describe" else self.differencer
+            yield Finished(empty, videos=None)
+            return
+        if self.config.run.overlap_stages:
+            if videos is None:
+                await self._probe_videos(sample)  # a file that is no video fails before any model call
+            reading = asyncio.ensure_future(self._read_and_embed_first(sample, mode, videos, fps))
+            segmenting: list[asyncio.Future] = []
 
-        def localize():
+            def segment_early(stages: list[Stage], differences: list[Difference]) -> None:
+                segmenting.append(asyncio.ensure_future(self._segment(sample, mode, stages, differences, reading)))
+
+            proposing = asyncio.ensure_future(self._proposal(sample, mode, meter, on_stage_plan=segment_early))
+            try:
+                proposal = await _first_failure_or(proposing, reading)
+                yield Proposed(proposal)
+                videos, _ = await reading
+                segmented = await segmenting[-1] if segmenting else None
+                localization = await self._localize(sample, mode, proposal, videos, reading, segmented)
+            finally:
+                await _cancelled(proposing, reading, *segmenting)
+        else:
+            videos = videos or await self.load_videos(sample, fps)
+            proposal = await self._proposal(sample, mode, meter)
+            yield Proposed(proposal)
+            reading = asyncio.ensure_future(self._read_and_embed_first(sample, mode, videos, fps))
+            try:
+                localization = await self._localize(sample, mode, proposal, videos, reading, None)
+            finally:
+                await _cancelled(reading)
+        yield Localized(localization)
+        predictions: dict[str, Prediction] = {}
+        # Measured context for the prompts must come first; evidence only for the results runs beside the judging.
+        measuring = asyncio.ensure_future(self._evidence(sample, proposal, localization, videos, meter))
+        try:
+            evidence_first, measured = await measuring if self.config.differencer.pose_evidence else ([], {})
+            known = {e.key: e for e in evidence_first}
+            verdicts = self._verdicts(sample, mode, proposal, localization, videos, meter, measured)
+            async with contextlib.aclosing(verdicts):
+                async for prediction in verdicts:
+                    predictions[prediction.key] = prediction
+                    yield Judged(prediction, evidence=known.get(prediction.key))
+            evidence, _ = await measuring
+        finally:
+            await _cancelled(measuring)
+        ordered = [predictions[d.key] for d in proposal.differences]
+        result = self._result(sample, mode, index, proposal, localization, ordered, evidence, videos, meter)
+        yield Finished(result, videos)
+
+    async def _probe_videos(self, sample: Sample) -> None:
+        """Open both videos without decoding them (milliseconds): what is unreadable raises its VideoError here."""
+        backend = self.config.data.video_backend
+        refs = sample.videos[:1] if sample.videos[0] == sample.videos[1] else sample.videos
+        await asyncio.gather(*(asyncio.to_thread(probe_video, ref.path, ref.fps_original, backend) for ref in refs))
+
+    async def _read_and_embed_first(
+        self, sample: Sample, mode: Mode, videos: Optional[tuple[VideoFrames, VideoFrames]], fps: Optional[float]
+    ) -> tuple[tuple[VideoFrames, VideoFrames], FirstEmbeddings]:
+        videos = videos or await self.load_videos(sample, fps)
+        return videos, await self._embed_first(sample, mode, videos)
+
+    async def _embed_first(self, sample: Sample, mode: Mode, videos: tuple[VideoFrames, VideoFrames]) -> FirstEmbeddings:
+        """The frames the configured segmenter embeds first whatever the stage texts, when the sample will be
+        segmented with CLIP at all (a local difference is known before the proposal): never more CLIP work."""
+        if not self._will_segment_with_clip(sample, mode):
+            return None, None
+        cfg = self.config
+        max_stages = cfg.proposer.max_stages
+        if all(Localizer(cfg.localizer).first_frames(len(v.frame_indices), max_stages) is None for v in videos):
+            return None, None
+
+        def embed() -> FirstEmbeddings:
+            localizer = Localizer(cfg.localizer, self.embedder)  # CLIP loads here, off the event loop
+            self._warn_cpu_clip_time(localizer, videos, max_stages)
             with self._clip_lock:
                 raise_if_stopped()  # cancelled while another sample held the lock
-                return localizer.localize(
-                    proposal,
+                a, b = (localizer.embed_first(video, max_stages) for video in videos)
+                return a, b
+
+        return await run_stoppable(embed)  # a cancelled sample stops its CLIP work after one batch
+
+    def _will_segment_with_clip(self, sample: Sample, mode: Mode) -> bool:
+        """Whether localisation will run a CLIP segmenter, as far as is known before the proposal: open-mode
+        differences are local; closed mode knows its differences; describe mode learns their scope from the proposal."""
+        method = get_segmenter(self.config.localizer.method)
+        if not method.needs_clip or mode == "describe":
+            return False
+        return mode == "open" or any(d.scope == "local" for d in _closed_differences(sample))
+
+    async def _segment(
+        self,
+        sample: Sample,
+        mode: Mode,
+        stages: list[Stage],
+        differences: list[Difference],
+        reading: asyncio.Future,
+    ) -> Segmented:
+        """Both videos split into ``stages`` once they are read (and their first frames embedded): with
+        ``run.overlap_stages``, while the proposer is still linking differences to stages."""
+        videos, first = await asyncio.shield(reading)
+        localizer = self._localizer(differences)
+        self._warn_cpu_clip_time(localizer, videos, len(stages))
+
+        def segment() -> Segmented:
+            with self._clip_lock:
+                raise_if_stopped()  # cancelled while another sample held the lock
+                return localizer.segment(
+                    stages,
+                    differences,
                     videos[0],
                     videos[1],
                     retrieval=annotations_for_mode(sample.retrieval_frames, mode),
                     seed=self.config.run.seed,
                     sample_key=sample.sample_key,
+                    first=first,
                 )
 
-        localization = await run_stoppable(localize)  # a cancelled sample stops its CLIP work after one batch
-        _notify(on_stage, "localizer")
-        by_key = {k.key: k for k in localization.keyframes}
-        # Measured context for the prompts must come first; evidence only for the results runs beside the judging.
-        measuring = self._evidence(sample, proposal, localization, videos, meter)
-        evidence, measured = await measuring if self.config.differencer.pose_evidence else ([], {})
+        return await run_stoppable(segment)
 
-        async def judge(diff: Difference):
+    async def _localize(
+        self,
+        sample: Sample,
+        mode: Mode,
+        proposal: Proposal,
+        videos: tuple[VideoFrames, VideoFrames],
+        reading: asyncio.Future,
+        segmented: Optional[Segmented],
+    ) -> Localization:
+        """Keyframes from the links, on the segmentation made while they were awaited (or made now)."""
+        if segmented is None or not segmented.plans(proposal):
+            segmented = await self._segment(sample, mode, proposal.stages, proposal.differences, reading)
+        retrieval = annotations_for_mode(sample.retrieval_frames, mode)
+        return self._localizer(proposal.differences).pick_keyframes(
+            proposal, segmented, videos[0], videos[1], retrieval=retrieval
+        )
+
+    async def _verdicts(
+        self,
+        sample: Sample,
+        mode: Mode,
+        proposal: Proposal,
+        localization: Localization,
+        videos: tuple[VideoFrames, VideoFrames],
+        meter: UsageMeter,
+        measured: dict[str, str],
+    ) -> AsyncIterator[Prediction]:
+        """Every difference judged at once; each verdict as soon as it is decided. Closing this cancels the rest.
+        ``measured``: each difference's pose measurement for its prompt (``differencer.pose_evidence``)."""
+        differencer = self._abc_differencer if mode == "describe" else self.differencer
+        by_key = {k.key: k for k in localization.keyframes}
+
+        async def judge(diff: Difference) -> Prediction:
             kf = by_key[diff.key]
-            frames_a = videos[0].at(kf.a.frame_indices)
-            frames_b = videos[1].at(kf.b.frame_indices)
             return await differencer.judge(
                 sample.action_description,
                 diff,
-                frames_a,
-                frames_b,
+                videos[0].at(kf.a.frame_indices),
+                videos[1].at(kf.b.frame_indices),
                 seconds_between_frames=_seconds_between(kf.a.times_s, kf.b.times_s),
                 meter=meter,
                 frame_times_s=(kf.a.times_s, kf.b.times_s),
                 measured=measured.get(diff.key),
             )
 
-        if self.config.differencer.pose_evidence:
-            predictions = list(await asyncio.gather(*(judge(d) for d in proposal.differences)))
-        else:
-            (evidence, _), *predictions = await asyncio.gather(measuring, *(judge(d) for d in proposal.differences))
-        _notify(on_stage, "differencer")
+        tasks = [asyncio.ensure_future(judge(d)) for d in proposal.differences]
+        try:
+            for next_done in asyncio.as_completed(tasks):
+                yield await next_done
+        finally:
+            await _cancelled(*tasks)
+
+    def _result(
+        self,
+        sample: Sample,
+        mode: Mode,
+        index: int,
+        proposal: Proposal,
+        localization: Localization,
+        predictions: list[Prediction],
+        evidence: list[Evidence],
+        videos: tuple[VideoFrames, VideoFrames],
+        meter: UsageMeter,
+    ) -> SampleResult:
         notes = proposal.notes + localization.notes + _frame_rate_notes(videos)
         description = None
         if mode == "describe":
@@ -274,15 +453,44 @@ class VidDiffMethod:
 
     async def arun_pair(self, sample: Sample, mode: Mode, *, fps: Optional[float] = None) -> PairRun:
         """Read both videos and process the pair, keeping the frames and the full result (what a report needs)."""
-        if fps is not None and fps <= 0:
-            raise ViddiffError(f"fps must be positive, got {fps}")
-        videos = await self.load_videos(sample, fps)
-        return PairRun(sample=sample, videos=videos, result=await self.aprocess(sample, mode, videos=videos))
+        events = self.aevents(sample, mode, fps=fps)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                if isinstance(event, Finished):
+                    videos = event.videos or await self.load_videos(sample, fps)
+                    return PairRun(sample=sample, videos=videos, result=event.result)
+        raise AssertionError("unreachable: the events end with the result")
 
     async def aclose(self) -> None:
         await self.client.aclose()
         if self._owns_cache and self.cache is not None:
             self.cache.close()
+
+
+def _closed_differences(sample: Sample) -> list[Difference]:
+    """Closed mode's task input: a benchmark row's ``a``/``b``-labelled differences; all of a user's (no labels)."""
+    return sample.closed_differences() if sample.labels else list(sample.differences.values())
+
+
+def _nothing_to_check(sample: Sample, mode: Mode) -> bool:
+    return mode == "closed" and bool(sample.labels) and not sample.closed_differences()
+
+
+async def _first_failure_or(wanted: asyncio.Future, other: asyncio.Future):
+    """``wanted``'s result; a failure of ``other`` while ``wanted`` is still running is raised at once."""
+    pending = {wanted, other}
+    while not wanted.done():
+        done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        if other in done:
+            other.result()
+    return wanted.result()
+
+
+async def _cancelled(*tasks: asyncio.Future) -> None:
+    """Cancel what is still running and wait until it has stopped (its HTTP requests closed)."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _frame_rate_notes(videos: tuple[VideoFrames, VideoFrames]) -> list[str]:

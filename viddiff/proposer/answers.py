@@ -10,7 +10,7 @@ proposer, never refused.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel, StringConstraints, create_model
 
@@ -163,6 +163,42 @@ def links_answer(stage_names: list[str], ids: list[str]) -> type[LinksAnswer]:
         differences=(list[Annotated[str, Field(json_schema_extra={"enum": list(ids)})]], Field(default_factory=list)),
     )
     return create_model("LinksAnswer", __base__=LinksAnswer, links=(list[link], ...))
+
+
+class ClosedProposalAnswer(BaseModel):
+    """``proposer.calls: one`` for given differences: stages and links in one answer."""
+
+    stages: list[ProposedStage]
+    links: list[StageLink]
+
+
+class OpenProposalAnswer(BaseModel):
+    """``proposer.calls: one`` in open mode: the differences first (links name them: they have no ids yet)."""
+
+    differences: list[ProposedDifference]
+    stages: list[ProposedStage]
+    links: list[StageLink]
+
+
+def proposal_answer(
+    max_stages: int, n_keys: int, *, ids: Optional[list[str]] = None, n_differences: Optional[int] = None
+) -> type[Union[ClosedProposalAnswer, OpenProposalAnswer]]:
+    """The one-call answer, with the constraints of :func:`stages_answer` (and :func:`differences_answer` when
+    ``n_differences`` is given); links may name ``ids`` (closed mode). Stage names are the answer's own, so
+    links cannot list them in advance: the proposer repairs them by fuzzy matching. Named ``ProposalAnswer``."""
+    stages = stages_answer(max_stages, n_keys).model_fields["stages"]
+    link = StageLink
+    if ids is not None:
+        link = create_model(
+            "StageLink",
+            __base__=StageLink,
+            differences=(list[Annotated[str, Field(json_schema_extra={"enum": list(ids)})]], Field(default_factory=list)),
+        )
+    fields: dict[str, Any] = {"stages": (stages.annotation, stages), "links": (list[link], ...)}
+    if n_differences is None:
+        return create_model("ProposalAnswer", __base__=ClosedProposalAnswer, **fields)
+    differences = (list[ProposedDifference], _items(1, n_differences))
+    return create_model("ProposalAnswer", __base__=OpenProposalAnswer, differences=differences, **fields)
 
 
 class StageNameLinks(RootModel[dict[str, list[str]]]):

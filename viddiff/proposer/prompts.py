@@ -3,7 +3,8 @@
 Three text-only calls: propose differences (open mode; in describe mode along
 the seven dimensions of ``viddiff.schema.DIMENSIONS``), propose sub-action stages with CLIP retrieval
 strings (optionally refined), and link each difference to the stages where it
-can be seen.
+can be seen. ``proposer.calls: one`` asks the same in one call (:func:`one_call`),
+from the same paragraphs.
 """
 
 PROMPT_VERSION = "proposer-v2"
@@ -30,25 +31,31 @@ SYSTEM = (
     "You are an expert coach and motion analyst. You answer with JSON only, exactly in the requested format."
 )
 
-DIFFERENCES = """{scene}
-
-List {n_differences} ways in which the two performances could differ. Each difference must be visual and about how the action is performed (for example "the jump is higher" or "the arms are straighter"). Phrase each one as a statement that can be more true of one video than of the other, never naming a video.
+_DIFFERENCES_TASK = """List {n_differences} ways in which the two performances could differ. Each difference must be visual and about how the action is performed (for example "the jump is higher" or "the arms are straighter"). Phrase each one as a statement that can be more true of one video than of the other, never naming a video.
 
 For every difference give:
 - "name": a very short identifier-like name,
 - "description": the statement, one short sentence,
 - "query_string": a simple statement of the same difference that could be judged from a few well-chosen frames,
-- "num_frames": "1" if a single well-chosen frame per video is enough to judge it, or "gt_1" if it needs several frames (speed, timing, smoothness, motion).
+- "num_frames": "1" if a single well-chosen frame per video is enough to judge it, or "gt_1" if it needs several frames (speed, timing, smoothness, motion)."""
+_DIFFERENCES_SHAPE = """{{"differences": [{{"name": "...", "description": "...", "query_string": "...", "num_frames": "1"}}, ...]}}"""
 
-Answer as JSON: {{"differences": [{{"name": "...", "description": "...", "query_string": "...", "num_frames": "1"}}, ...]}} with at most {n_differences} items and distinct names."""
+DIFFERENCES = """{scene}
+
+""" + _DIFFERENCES_TASK + """
+
+Answer as JSON: """ + _DIFFERENCES_SHAPE + """ with at most {n_differences} items and distinct names."""
+
+_STAGES_TASK = """Break the action into its sub-action stages, in the order they happen: at most {max_stages} stages.
+For each stage give a "name", a one-sentence "description" and at least {n_retrieval_keys} "retrieval_strings".
+Retrieval strings are used to find the stage's frames with an image-text model, so each must describe only what one frame would show: the person's pose and appearance, visible objects and positions. Do not use the action's name, do not describe motion over time. Start each with "A photo of a"."""
+_STAGES_SHAPE = """{{"stages": [{{"name": "...", "description": "...", "retrieval_strings": ["A photo of a ...", ...]}}, ...]}}"""
 
 STAGES = """{scene}
 
-Break the action into its sub-action stages, in the order they happen: at most {max_stages} stages.
-For each stage give a "name", a one-sentence "description" and at least {n_retrieval_keys} "retrieval_strings".
-Retrieval strings are used to find the stage's frames with an image-text model, so each must describe only what one frame would show: the person's pose and appearance, visible objects and positions. Do not use the action's name, do not describe motion over time. Start each with "A photo of a".
+""" + _STAGES_TASK + """
 
-Answer as JSON: {{"stages": [{{"name": "...", "description": "...", "retrieval_strings": ["A photo of a ...", ...]}}, ...]}}"""
+Answer as JSON: """ + _STAGES_SHAPE
 
 REFINE = """{scene}
 
@@ -59,6 +66,8 @@ A useful retrieval string describes something distinctive of its own stage. Remo
 
 Answer as JSON: {{"stages": [{{"name": "...", "description": "...", "retrieval_strings": ["...", ...]}}, ...]}}"""
 
+_LINKS_TASK = """For every stage, list the {refs} of the differences that can be seen during that stage. A difference may appear in several stages; a stage may have none. Every difference must appear in at least one stage."""
+
 LINKS = """{scene}
 
 The action's stages, in order:
@@ -67,9 +76,34 @@ The action's stages, in order:
 Differences in how the action may be performed (id: statement):
 {differences}
 
-For every stage, list the ids of the differences that can be seen during that stage. A difference may appear in several stages; a stage may have none. Every difference must appear in at least one stage.
+""" + _LINKS_TASK.replace("{refs}", "ids") + """
 
 Answer as JSON: {{"links": [{{"stage": "<stage name>", "differences": ["<difference id>", ...]}}, ...]}}"""
+
+_ONE_CALL_STAGES = " Make each string distinctive of its stage: avoid descriptions that would fit other stages equally well."
+
+
+def one_call(action: str, max_stages: int, n_retrieval_keys: int, *, n_differences: int = 0, differences: str = "") -> str:
+    """``proposer.calls: one``: differences (open mode: ``n_differences``; else the given ``"id: statement"``
+    lines), stages with distinctive retrieval strings, and links, asked in one prompt. Open-mode links name
+    the differences by their names (their ids do not exist yet)."""
+    if differences:
+        first = f"Differences in how the action may be performed (id: statement):\n{differences}"
+        refs, shape_refs, shape = "ids", "<difference id>", ""
+    else:
+        first = _DIFFERENCES_TASK.format(n_differences=n_differences)
+        refs, shape_refs = "names", "<difference name>"
+        shape = '"differences": [{"name": "...", "description": "...", "query_string": "...", "num_frames": "1"}, ...], '
+    stages = _STAGES_TASK.format(max_stages=max_stages, n_retrieval_keys=n_retrieval_keys) + _ONE_CALL_STAGES
+    links = _LINKS_TASK.format(refs=refs)
+    answer = (
+        "{" + shape + '"stages": [{"name": "...", "description": "...", "retrieval_strings": ["A photo of a ...", ...]}, ...], '
+        f'"links": [{{"stage": "<stage name>", "differences": ["{shape_refs}", ...]}}, ...]}}'
+    )
+    return (
+        f"{scene(action)}\n\nPlan the comparison of two performances of this action, in one answer.\n\n"
+        f"{first}\n\n{stages}\n\n{links}\n\nAnswer as JSON: {answer}"
+    )
 
 DIMENSION_DIFFERENCES = """{scene}
 

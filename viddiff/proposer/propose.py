@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Optional, TypeVar
+from typing import Callable, Optional, TypeVar
 
 from pydantic import BaseModel
 
@@ -16,11 +16,13 @@ from viddiff.proposer import prompts, release_prompts
 from viddiff.proposer.answers import (
     ProposedDifference,
     ProposedStage,
+    StageLink,
     StageNameLinks,
     any_stages_answer,
     dimension_differences_answer,
     differences_answer,
     links_answer,
+    proposal_answer,
     refined_stages_answer,
     stages_answer,
 )
@@ -54,9 +56,12 @@ class Proposer:
         n_differences: Optional[int] = None,
         stages: Optional[list[Stage]] = None,
         meter: Optional[UsageMeter] = None,
+        on_stage_plan: Optional[Callable[[list[Stage], list[Difference]], None]] = None,
     ) -> Proposal:
         """Closed mode passes ``differences`` (the task's candidates); open mode passes ``n_differences``;
         describe mode passes the differences of :meth:`propose_dimension_differences`.
+        ``on_stage_plan(stages, differences)`` is called once both are final, before the linking call, so the
+        caller can start on what needs only them (segmenting the videos).
 
         ``stages`` reuses an earlier :meth:`stage_plan` of the same action (``proposer.reuse_per_action``).
         Only local differences are linked by the LLM; a global one is visible throughout, so it is linked
@@ -70,6 +75,8 @@ class Proposer:
                     f"open mode needs n_differences >= 1, got {n_differences!r}; "
                     "set the sample's n_differences_open (or pass n_differences)"
                 )
+            if self.cfg.calls == "one" and stages is None:
+                return await self.propose_in_one_call(action, n_differences=n_differences, meter=meter)
             differences = await self.propose_differences(action, n_differences, meter)
         if not differences:
             raise ViddiffError("closed mode got an empty list of differences: give at least one statement to check")
@@ -79,15 +86,46 @@ class Proposer:
         local = [d for d in differences if d.scope == "local"]
         if stages is None and not local:
             stages = [WHOLE_VIDEO]
+        elif stages is None and self.cfg.calls == "one":
+            return await self.propose_in_one_call(action, differences=differences, meter=meter)
         elif stages is None:
             stages, plan_notes = await self.stage_plan(action, meter)
             notes.extend(plan_notes)
+        if on_stage_plan is not None:
+            on_stage_plan(stages, differences)
         local_links = await self.link(action, stages, local, notes, meter) if local else {}
-        every_stage = list(range(len(stages)))
-        links = {d.key: local_links.get(d.key, every_stage) for d in differences}
-        for note in notes:
-            log.info("proposer: %s", note)
-        return Proposal(differences=differences, stages=stages, links=links, notes=notes)
+        return _proposal(differences, stages, local_links, notes)
+
+    async def propose_in_one_call(
+        self,
+        action: str,
+        *,
+        differences: Optional[list[Difference]] = None,
+        n_differences: Optional[int] = None,
+        meter: Optional[UsageMeter] = None,
+    ) -> Proposal:
+        """``proposer.calls: one``: differences (open mode, ``n_differences``), stages and links from one call,
+        repaired as the separate calls' answers are (no refinement call: the prompt asks for distinctive strings).
+        In open mode the links name differences by name, mapped to their keys here. The release has no such
+        call, so its prompt is always ours (``prompt_style`` and ``link_by`` do not apply)."""
+        notes: list[str] = []
+        cfg = self.cfg
+        local = [d for d in differences or [] if d.scope == "local"]
+        if differences is None:
+            text = prompts.one_call(action, cfg.max_stages, cfg.n_retrieval_keys, n_differences=n_differences or 0)
+            schema = proposal_answer(cfg.max_stages, cfg.n_retrieval_keys, n_differences=n_differences)
+        else:
+            listing = "\n".join(f"{d.key}: {d.description}" for d in local)
+            text = prompts.one_call(action, cfg.max_stages, cfg.n_retrieval_keys, differences=listing)
+            schema = proposal_answer(cfg.max_stages, cfg.n_retrieval_keys, ids=[d.key for d in local])
+        answer = await self._ask(text, schema, meter, own_prompt=True)
+        entries = answer.links
+        if differences is None:
+            differences = local = _differences(answer.differences)
+            entries = _names_to_keys(entries, differences)
+        stages = _stage_plan(answer.stages, cfg.n_retrieval_keys, notes)
+        local_links = self.resolve_links(entries, stages, local, notes)
+        return _proposal(differences, stages, local_links, notes)
 
     async def stage_plan(self, action: str, meter: Optional[UsageMeter] = None) -> tuple[list[Stage], list[str]]:
         """The action's stages with (optionally refined) retrieval strings, plus notes on repairs."""
@@ -115,16 +153,7 @@ class Proposer:
         else:
             text = prompts.DIFFERENCES.format(scene=prompts.scene(action), n_differences=n)
         answer = await self._ask(text, differences_answer(n if self.cfg.enforce_counts else None), meter)
-        return [
-            Difference(
-                key=str(i),
-                name=d.name,
-                description=d.description,
-                query_string=d.query_string.strip() or d.description,
-                num_frames=d.num_frames,
-            )
-            for i, d in enumerate(_distinct_names(answer.differences))
-        ]
+        return _differences(answer.differences)
 
     async def propose_dimension_differences(
         self, action: str, n: int, meter: Optional[UsageMeter]
@@ -255,14 +284,16 @@ class Proposer:
                 await self._links_by_id(action, stages, differences, links, notes, meter)
         except InvalidAnswerError as exc:
             notes.append(f"linking failed ({exc}); every difference falls back to the middle stage")
-        middle = len(stages) // 2  # the later middle for an even count, as the release (stage1_proposer.py)
-        result: dict[str, list[int]] = {}
-        for key in keys:
-            if not links[key]:
-                notes.append(f"difference {key!r} linked to no stage; using the middle stage {stages[middle].name!r}")
-                links[key].add(middle)
-            result[key] = sorted(links[key])
-        return result
+        return _middle_stage_fallback(links, stages, notes)
+
+    def resolve_links(
+        self, entries: list[StageLink], stages: list[Stage], differences: list[Difference], notes: list[str]
+    ) -> dict[str, list[int]]:
+        """Stage indices per difference key from a model's ``link_by=id`` entries (``proposer.calls: one``),
+        repaired as :meth:`link` repairs them; a difference left without a stage gets the middle one."""
+        links: dict[str, set[int]] = {d.key: set() for d in differences}
+        self._add_id_links(entries, stages, differences, links, notes)
+        return _middle_stage_fallback(links, stages, notes)
 
     async def _links_by_id(
         self,
@@ -273,19 +304,31 @@ class Proposer:
         notes: list[str],
         meter: Optional[UsageMeter],
     ) -> None:
-        threshold = self.cfg.fuzzy_match_threshold
-        stage_lines = [f"{i + 1}. {s.name}" for i, s in enumerate(stages)]
-        stage_listing = "\n".join(f"{line}: {s.description}" for line, s in zip(stage_lines, stages))
+        stage_listing = "\n".join(f"{i + 1}. {s.name}: {s.description}" for i, s in enumerate(stages))
         diff_lines = [f"{d.key}: {d.description}" for d in differences]
-        keys = [d.key for d in differences]
-        stage_aliases = [[s.name, line] for s, line in zip(stages, stage_lines)]
-        diff_aliases = [[line, d.name, d.description] for line, d in zip(diff_lines, differences)]
         answer = await self._ask(
             prompts.LINKS.format(scene=prompts.scene(action), stages=stage_listing, differences="\n".join(diff_lines)),
-            links_answer([s.name for s in stages], keys),
+            links_answer([s.name for s in stages], [d.key for d in differences]),
             meter,
         )
-        for entry in answer.links:
+        self._add_id_links(answer.links, stages, differences, links, notes)
+
+    def _add_id_links(
+        self,
+        entries: list[StageLink],
+        stages: list[Stage],
+        differences: list[Difference],
+        links: dict[str, set[int]],
+        notes: list[str],
+    ) -> None:
+        """Add a ``link_by=id`` answer's entries to ``links``: stage names, listing lines, difference names or
+        statements instead of ids are repaired by fuzzy matching above the threshold, each repair noted."""
+        threshold = self.cfg.fuzzy_match_threshold
+        stage_lines = [f"{i + 1}. {s.name}" for i, s in enumerate(stages)]
+        keys = [d.key for d in differences]
+        stage_aliases = [[s.name, line] for s, line in zip(stages, stage_lines)]
+        diff_aliases = [[f"{d.key}: {d.description}", d.name, d.description] for d in differences]
+        for entry in entries:
             stage_idx = best_owner(entry.stage, stage_aliases, threshold)
             if stage_idx is None:
                 notes.append(f"link to unknown stage {entry.stage!r} ignored")
@@ -334,6 +377,53 @@ class Proposer:
                     diff_idx = best_match(ref, names, 0.0)
                     notes.append(f"difference {ref!r} matched to the nearest name {names[diff_idx]!r}")
                 links[differences[diff_idx].key].add(stage_idx)
+
+
+def _middle_stage_fallback(links: dict[str, set[int]], stages: list[Stage], notes: list[str]) -> dict[str, list[int]]:
+    """Sorted stage indices per key; a difference linked to no stage gets the middle one (noted)."""
+    middle = len(stages) // 2  # the later middle for an even count, as the release (stage1_proposer.py)
+    result: dict[str, list[int]] = {}
+    for key, stage_ids in links.items():
+        if not stage_ids:
+            notes.append(f"difference {key!r} linked to no stage; using the middle stage {stages[middle].name!r}")
+            stage_ids.add(middle)
+        result[key] = sorted(stage_ids)
+    return result
+
+
+def _proposal(
+    differences: list[Difference], stages: list[Stage], local_links: dict[str, list[int]], notes: list[str]
+) -> Proposal:
+    """Global differences are visible throughout: linked to every stage (the localizer ignores their links)."""
+    every_stage = list(range(len(stages)))
+    links = {d.key: local_links.get(d.key, every_stage) for d in differences}
+    for note in notes:
+        log.info("proposer: %s", note)
+    return Proposal(differences=differences, stages=stages, links=links, notes=notes)
+
+
+def _differences(proposed: list[ProposedDifference]) -> list[Difference]:
+    """Proposed differences keyed ``"0"``, ``"1"``, ... in order, repeats of a name dropped."""
+    return [
+        Difference(
+            key=str(i),
+            name=d.name,
+            description=d.description,
+            query_string=d.query_string.strip() or d.description,
+            num_frames=d.num_frames,
+        )
+        for i, d in enumerate(_distinct_names(proposed))
+    ]
+
+
+def _names_to_keys(entries: list[StageLink], differences: list[Difference]) -> list[StageLink]:
+    """Open-mode one-call links name differences; a name (up to case and spacing) becomes its key. Anything
+    else is left as written, for the fuzzy repair to take or refuse."""
+    by_name = {normalise(d.name): d.key for d in differences}
+    return [
+        entry.model_copy(update={"differences": [by_name.get(normalise(ref), ref) for ref in entry.differences]})
+        for entry in entries
+    ]
 
 
 def _stage_plan(proposed: list[ProposedStage], n_keys: int, notes: list[str]) -> list[Stage]:

@@ -127,7 +127,7 @@ def build_page(
         for p in predictions
     ]
     stand_ins = list(ctx.endpoint_stand_ins)
-    if ctx.clip_stand_in and result.proposal and needs_clip(ctx.cfg.localizer.method, result.proposal):
+    if ctx.clip_stand_in and result.proposal and needs_clip(ctx.cfg.localizer.method, result.proposal.differences):
         stand_ins.append(ctx.clip_stand_in)
     title = f"{sample.sample_key} · {sample.action_name}" if benchmark else f"VidDiff: {sample.action_name}"
     action = sample.action_description if sample.action_description != sample.action_name else ""

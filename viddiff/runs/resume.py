@@ -41,6 +41,7 @@ MAY_CHANGE_ON_RESUME: dict[str, str] = {
     "run.max_samples_in_flight": "samples processed at once",
     "run.max_cost_usd": "the budget",
     "run.save_visuals": "extra plots",
+    "run.overlap_stages": "the order steps run in (results are the same)",
     "eval.max_reasks": "re-asks of the judge",
     "data.hf_cache_dir": "where downloads are kept",
     "data.limit": "how many samples are selected (finished ones must stay selected)",

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from typing import Any, Optional
 
 import numpy as np
@@ -103,11 +104,12 @@ class ScriptedModel:
 
     def kind(self, req: ChatRequest) -> str:
         """Which request this is: its answer schema's name (``json_schema``), else told by its wording."""
-        rf = req.response_format or {}
-        name = (rf.get("json_schema") or {}).get("name") if rf.get("type") == "json_schema" else None
+        name = schema_name(req)
         text = req.text
         if req.response_format is None and "Compare video A and video B along these seven dimensions" in text:
             return "DescribeText"
+        if name is None and "Plan the comparison of two performances" in text:
+            return "ProposalAnswer"
         if req.response_format is None and vidpair_prompts.QUESTION_MARK in text and any(
             instruction in text for instruction in vidpair_prompts.INSTRUCTIONS.values()
         ):
@@ -209,6 +211,21 @@ class ScriptedModel:
                 strings = re.findall(r'"([^"]*)"', match.group(2))
                 stages.append({"name": match.group(1), "description": "", "retrieval_strings": strings[1:] or strings})
         return {"stages": stages}
+
+    def _answer_ProposalAnswer(self, req: ChatRequest) -> dict:
+        """``proposer.calls: one``: the separate calls' answers in one (unrefined strings); open-mode links by name."""
+        stages = self._answer_stages(req)["stages"]
+        if "(id: statement):" in req.text:
+            answer: dict = {}
+            refs = re.findall(r"^(\S+): ", req.text.split("(id: statement):", 1)[1].split("\n\n", 1)[0], flags=re.M)
+        else:
+            answer = self._answer_DifferencesAnswer(req)
+            refs = [d["name"] for d in answer["differences"]]
+        links = [
+            {"stage": stage["name"], "differences": [r for i, r in enumerate(refs) if i % len(stages) == k]}
+            for k, stage in enumerate(stages)
+        ]
+        return {**answer, "stages": stages, "links": links}
 
     def _answer_LinksAnswer(self, req: ChatRequest) -> dict:
         stages = re.findall(r"^\d+\. (.+?): ", req.text, flags=re.M)
@@ -489,3 +506,39 @@ class FailingWhen:
         if self.active and self.matches(req):
             return self.fail(req)
         return self.inner(req)
+
+
+class Gate:
+    """Answers like ``inner``, except that requests ``matches`` picks wait until :meth:`open` (or ``timeout_s``).
+
+    Holds a stage's answers back so a test can look at what the code did meanwhile (e.g. whether frames
+    were embedded while the proposal was awaited); :attr:`arrived` counts the requests that reached the gate,
+    :attr:`timed_out` those answered only because nobody opened it in time.
+    """
+
+    def __init__(self, inner: Any, matches: Any, timeout_s: float = 60.0):
+        self.inner = inner
+        self.matches = matches
+        self.timeout_s = timeout_s
+        self.arrived = 0
+        self.timed_out = 0
+        self._open = threading.Event()
+        self._lock = threading.Lock()
+
+    def open(self) -> None:
+        self._open.set()
+
+    def __call__(self, req: ChatRequest) -> Any:
+        if self.matches(req):
+            with self._lock:
+                self.arrived += 1
+            if not self._open.wait(self.timeout_s):
+                with self._lock:
+                    self.timed_out += 1
+        return self.inner(req)
+
+
+def schema_name(req: ChatRequest) -> Optional[str]:
+    """The name of a request's ``json_schema`` response format (``None`` for other requests)."""
+    rf = req.response_format or {}
+    return (rf.get("json_schema") or {}).get("name") if rf.get("type") == "json_schema" else None
