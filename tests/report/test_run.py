@@ -231,3 +231,20 @@ def test_report_never_contains_the_api_key(cli, synth_dir, offline_sets, tmp_pat
     _run(cli, synth_dir, out, offline_sets, "--split", "easy", "--report", "--set", "run.save_visuals=true")
     written = [p for p in (out / "report").rglob("*") if p.is_file()]
     assert written and not [p for p in written if secret.encode() in p.read_bytes()]
+
+
+@pytest.mark.parametrize(
+    ("method", "roles"),
+    [("baseline", ["baseline"]), ("viddiff", ["proposer", "differencer", "CLIP"])],
+)
+def test_the_report_names_the_models_of_the_method_that_ran(cli, synth_dir, offline_sets, tmp_path, method, roles):
+    """A baseline run sends frames to one chat model and embeds nothing: its report must not list (or flag as
+    stand-ins) the VidDiff method's proposer, differencer and CLIP."""
+    out = tmp_path / method
+    _run(cli, synth_dir, out, offline_sets, "--method", method, "--split", "easy", "--report")
+    for page in [out / "report" / "index.html", *_pages(out).values()]:
+        doc = read_page(page)
+        listed = [dt.text() for dt in doc.find("dl", cls="kv").find_all("dt")]
+        assert listed[: listed.index("model calls")] == roles, page.name
+        banner = doc.find("div", id="stand-in-banner")
+        assert banner is not None and ("CLIP" in banner.text()) == ("CLIP" in roles), page.name

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Iterable, Optional, Protocol, Sequence
 
 from viddiff.config import Config, ModelCallConfig
+from viddiff.localizer.localize import needs_clip
 from viddiff.report.build import PageContext, build_page
 from viddiff.report.render import write_page
 from viddiff.report.standins import clip_stand_in, endpoint_stand_ins, model_entries, model_roles
@@ -28,20 +29,23 @@ def page_context(
     page_dir: Path,
     *,
     judges: Sequence[tuple[str, ModelCallConfig]] = (),
+    method_calls: Optional[Sequence[tuple[str, ModelCallConfig]]] = None,
+    clip_used: bool = True,
     embed_videos: bool = False,
 ) -> PageContext:
-    """Models (the method's, then the scoring ``judges``), stand-in checks (one probe per local endpoint) and
-    settings shared by a report's pages."""
+    """Models (the method's ``method_calls``, VidDiff's by default, then the scoring ``judges``), stand-in
+    checks (one probe per local endpoint) and settings shared by a report's pages. ``clip_used``: CLIP
+    localised something in the results shown (else it is neither listed nor flagged)."""
     from viddiff import __version__
 
-    roles = model_roles(cfg, judges)
+    roles = model_roles(cfg, judges, method_calls)
     environ = dict(os.environ)
     return PageContext(
         cfg=cfg,
         page_dir=Path(page_dir),
-        models=model_entries(cfg, roles, environ),
+        models=model_entries(cfg, roles, environ, clip_used=clip_used),
         endpoint_stand_ins=endpoint_stand_ins(cfg, roles, environ),
-        clip_stand_in=clip_stand_in(cfg),
+        clip_stand_in=clip_stand_in(cfg) if clip_used else None,
         embed_videos=embed_videos,
         version=__version__,
     )
@@ -50,5 +54,11 @@ def page_context(
 def write_comparison_report(path: Path, run: ProcessedPair, cfg: Config, *, embed_videos: bool = False) -> Path:
     """The HTML page of one comparison, at ``path`` (videos linked relative to it, or embedded)."""
     path = Path(path)
-    ctx = page_context(cfg, path.parent, embed_videos=embed_videos)
+    clip_used = localised_with_clip(cfg, [run.result])
+    ctx = page_context(cfg, path.parent, clip_used=clip_used, embed_videos=embed_videos)
     return write_page(path, build_page(run.sample, run.result, run.videos, ctx))
+
+
+def localised_with_clip(cfg: Config, results: Iterable[SampleResult]) -> bool:
+    """Whether CLIP localised a difference of any of ``results`` (an LMM baseline's never does)."""
+    return any(r.proposal is not None and needs_clip(cfg.localizer.method, r.proposal.differences) for r in results)

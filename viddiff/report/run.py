@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 from viddiff.benchmarks.base import Benchmark
-from viddiff.config import Config
+from viddiff.config import Config, ModelCallConfig
 from viddiff.data.dataset import Dataset
 from viddiff.errors import VideoError
 from viddiff.eval.closed import ClosedMetrics, ClosedRecord
 from viddiff.eval.open import OpenMetrics, OpenRecord
 from viddiff.report.build import PageContext, build_page, cost_view
 from viddiff.report.media import safe_name
-from viddiff.report.pages import page_context
+from viddiff.report.pages import localised_with_clip, page_context
 from viddiff.report.render import environment, write_page
 from viddiff.report.views import CheckView, IndexEntry, IndexPage, MetricRow, MetricTable, NavLink
 from viddiff.schema import VIDEO_TASK_MODES, Sample, SampleResult
@@ -52,18 +52,23 @@ def write_run_outputs(
     report: bool,
     visuals: bool,
     embed_videos: bool = False,
+    method_calls: Optional[Sequence[tuple[str, ModelCallConfig]]] = None,
 ) -> Optional[Path]:
     """Write ``report/`` (index + one page per sample) and/or ``visuals/``; return the index path if written.
 
     ``variant`` maps a dataset sample to the pair the method actually saw (``--swap-videos`` /
     ``--same-video``), so pages and figures show the videos in the order they were judged.
+    ``method_calls``: the chat models of the method that ran, by role (its ``model_calls()``).
     """
     out_dir = Path(out_dir)
     report_dir = out_dir / REPORT_DIR
     ctx = None
     if report:
         report_dir.mkdir(parents=True, exist_ok=True)
-        ctx = page_context(cfg, report_dir, judges=benchmark.judge_calls(cfg, mode), embed_videos=embed_videos)
+        ctx = page_context(
+            cfg, report_dir, judges=benchmark.judge_calls(cfg, mode), method_calls=method_calls,
+            clip_used=localised_with_clip(cfg, results.values()), embed_videos=embed_videos,
+        )
     if mode in VIDEO_TASK_MODES and benchmark.report_pages == "group":
         return _write_task_report(report_dir, benchmark, dataset, results, metrics, ctx, mode, failures, visuals)
     records = _records_by_sample(metrics)

@@ -38,10 +38,15 @@ Probe = Callable[[str], Optional[bool]]
 """``base_url`` → True (a stand-in), False (some other server), None (no answer)."""
 
 
-def model_roles(cfg: Config, judges: Sequence[tuple[str, ModelCallConfig]] = ()) -> list[tuple[str, ModelCallConfig]]:
-    """The chat models that produced a result, by role, then those that scored it (``judges``: the
-    benchmark's, see ``Benchmark.judge_calls``)."""
-    return [("proposer", cfg.proposer), ("differencer", cfg.differencer), *judges]
+def model_roles(
+    cfg: Config,
+    judges: Sequence[tuple[str, ModelCallConfig]] = (),
+    method_calls: Optional[Sequence[tuple[str, ModelCallConfig]]] = None,
+) -> list[tuple[str, ModelCallConfig]]:
+    """The chat models that produced a result, by role (``method_calls``: the method's ``model_calls()``;
+    VidDiff's by default), then those that scored it (``judges``: see ``Benchmark.judge_calls``)."""
+    produced = [("proposer", cfg.proposer), ("differencer", cfg.differencer)] if method_calls is None else method_calls
+    return [*produced, *judges]
 
 
 def resolved_base_url(cfg: Config, call: ModelCallConfig, environ: dict[str, str]) -> str:
@@ -70,11 +75,16 @@ def is_loopback(url: str) -> bool:
         return False
 
 
-def model_entries(cfg: Config, roles: list[tuple[str, ModelCallConfig]], environ: dict[str, str]) -> list[ModelEntry]:
+def model_entries(
+    cfg: Config, roles: list[tuple[str, ModelCallConfig]], environ: dict[str, str], *, clip_used: bool = True
+) -> list[ModelEntry]:
+    """The chat models by role, then the embedder when it embedded anything (``clip_used``)."""
     entries = [
         ModelEntry(role=role, model=call.model, where=display_url(resolved_base_url(cfg, call, environ)))
         for role, call in roles
     ]
+    if not clip_used:
+        return entries
     clip = cfg.localizer.clip
     if clip.backend == DEFAULT_EMBEDDER:
         entries.append(ModelEntry(role="CLIP", model=clip.model, where=f"in-process, {clip_weights(cfg)}"))

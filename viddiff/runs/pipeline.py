@@ -197,7 +197,7 @@ def run_benchmark(
                 index = write_run_outputs(
                     out_dir, benchmark, dataset, scored.results, scored.metrics, cfg, mode,
                     error_entries(scored.failures), variant=variant_of, report=report, visuals=cfg.run.save_visuals,
-                    embed_videos=report_embed_videos,
+                    embed_videos=report_embed_videos, method_calls=list(vd.model_calls().items()),
                 )
             except OSError as exc:
                 raise output_error(Path(exc.filename or out_dir), exc) from None
