@@ -223,3 +223,14 @@ def test_a_failed_sample_is_left_unanswered_reported_and_resumed(audit, tmp_path
 
 def _raise(exc: Exception):
     raise exc
+
+
+def test_answers_that_stay_invalid_make_the_audit_say_so_and_exit_1(audit, tmp_path, capsys):
+    """As ``viddiff run`` does (issue 22): a differencer that never answers validly is not a clean audit."""
+    responder = FailingWhen(ScriptedModel(), lambda r: "Statement:" in r.text, lambda r: '{"verdict": "unsure"}')
+    with FakeOpenAIServer(responder) as server:
+        code = audit(server, tmp_path / "audit", "--mode", "closed", "--set", "endpoints.max_reasks=0")
+    last = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert code == 1
+    assert last.startswith("viddiff: answers stayed invalid in the audit's runs: ") and "original: " in last
+    assert "their predictions are null" in last

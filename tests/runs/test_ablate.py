@@ -148,3 +148,19 @@ def test_ablate_withholds_the_papers_numbers_from_rows_run_otherwise(synth_dir, 
 def test_ablate_refuses_vidic(tmp_path, offline_sets, capsys) -> None:
     assert main(["ablate", "--benchmark", "vidic", "--dataset", str(tmp_path), *offline_sets]) == 2
     assert "VidDiffBench" in capsys.readouterr().err
+
+
+def test_answers_that_stay_invalid_make_the_ablation_say_so_and_exit_1(synth_dir, tmp_path, monkeypatch, capsys):
+    from viddiff.testing import offline_overrides
+    from viddiff.testing.fake_openai import FakeOpenAIServer
+    from viddiff.testing.responders import FailingWhen, ScriptedModel
+
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    responder = FailingWhen(ScriptedModel(), lambda r: "Statement:" in r.text, lambda r: '{"verdict": "unsure"}')
+    with FakeOpenAIServer(responder) as server:
+        sets = [a for item in offline_overrides(server.base_url, str(tmp_path / "c.sqlite")) for a in ("--set", item)]
+        code = main(["ablate", "--dataset", str(synth_dir), "--output", str(tmp_path / "ablate"), "--variant",
+                     "viterbi", "--set", "endpoints.max_reasks=0", *sets])
+    last = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert code == 1
+    assert last.startswith("viddiff: answers stayed invalid in the ablation's runs: viterbi: ")

@@ -17,6 +17,7 @@ def cli_audit(args) -> int:
     from viddiff.audit.report import audit_summary, format_audit_table, write_audit
     from viddiff.audit.runs import audited_method, check_not_started, run_variants
     from viddiff.runs.output_lock import OutputDirLock
+    from viddiff.runs.pipeline import invalid_answers_across
     from viddiff.store import prepare_output_dir
 
     cfg = config_from_args(args)
@@ -57,8 +58,12 @@ def cli_audit(args) -> int:
             f"viddiff: {failed} failed sample{plural} in the audit's runs (see each run's errors.json); "
             "fix the cause and re-run with --resume"
         )
-        return 1
-    return 0
+    invalid = invalid_answers_across(
+        "the audit's runs", {name: (run.n_invalid, run.n_verdicts) for name, run in audit.runs.items()}
+    )
+    if invalid:
+        print(invalid)
+    return 1 if failed or invalid else 0
 
 
 def _safe(text: str) -> str:

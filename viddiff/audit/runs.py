@@ -62,6 +62,9 @@ class VariantRun:
     n_samples: int
     n_failed: int
     results: Results
+    n_invalid: int = 0
+    """Answers that stayed invalid (null predictions, counted wrong)."""
+    n_verdicts: int = 0
 
 
 @dataclasses.dataclass
@@ -154,7 +157,8 @@ def run_variants(
                     dataset=data,
                 )
             return VariantRun(
-                variant, run_dir, run_mode, outcome.n_samples, outcome.n_failed, ResultsStore(run_dir).load()
+                variant, run_dir, run_mode, outcome.n_samples, outcome.n_failed, ResultsStore(run_dir).load(),
+                n_invalid=outcome.n_invalid, n_verdicts=outcome.n_verdicts,
             )
 
         runs["original"] = run("original", mode, dataset)

@@ -60,6 +60,10 @@ class AblationRow(BaseModel):
     annotated: Optional[int] = None
     """Oracle only: counted differences localised by their annotated keyframes (the rest fell back)."""
     failed_samples: int = 0
+    invalid_answers: int = 0
+    """Answers of the variant's run (all its splits) that stayed invalid: null predictions, counted wrong."""
+    answers: int = 0
+    """Answers of the variant's run (all its splits)."""
     output_dir: str
 
 
@@ -163,6 +167,8 @@ def run_ablation(
                         not_comparable=why,
                         annotated=annotated,
                         failed_samples=outcome.n_failed,
+                        invalid_answers=outcome.n_invalid,
+                        answers=outcome.n_verdicts,
                         output_dir=outcome.output_dir,
                     )
                 )
@@ -239,6 +245,8 @@ def format_ablation_markdown(rows: list[AblationRow], dataset_source: str, varia
 
 def cli_ablate(args) -> int:
     """``viddiff ablate``: all localizer variants over one selection, one table."""
+    from viddiff.runs.pipeline import invalid_answers_across
+
     cfg = config_from_args(args)
     check_ablatable(cfg)
     if benchmarks.resolve_mode(cfg, args.mode) != "closed":
@@ -252,6 +260,10 @@ def cli_ablate(args) -> int:
     failed = sum({r.variant: r.failed_samples for r in rows}.values())
     if failed:
         print(f"viddiff: {failed} sample runs failed (see each variant's errors.json); re-run with --resume")
-        return 1
-    return 0
+    invalid = invalid_answers_across(
+        "the ablation's runs", {r.variant: (r.invalid_answers, r.answers) for r in rows}
+    )
+    if invalid:
+        print(invalid)
+    return 1 if failed or invalid else 0
 

@@ -56,17 +56,33 @@ class RunOutcome(BaseModel):
     incomplete_scores: str = ""
     """Why the scores are incomplete (the judge's answers stayed invalid), or ``""``."""
 
+    @property
+    def n_invalid(self) -> int:
+        """Answers that stayed invalid, over all samples."""
+        return sum(len(keys) for keys in self.invalid_answers.values())
+
     def invalid_answers_line(self) -> str:
         """What the end of a run says when some answers stayed invalid ('' when none did)."""
         if not self.invalid_answers:
             return ""
-        n_invalid = sum(len(keys) for keys in self.invalid_answers.values())
         n_finished = self.n_samples - self.n_failed
         return (
-            f"viddiff: {n_invalid} of {self.n_verdicts} answers in {len(self.invalid_answers)} of {n_finished} "
+            f"viddiff: {self.n_invalid} of {self.n_verdicts} answers in {len(self.invalid_answers)} of {n_finished} "
             "samples stayed invalid after the re-asks; their predictions are null and count as wrong "
             f"(the answers are under raw_answers in {self.output_dir}/{SAMPLES_FILE})"
         )
+
+
+def invalid_answers_across(what: str, counts: dict[str, tuple[int, int]]) -> str:
+    """The end line of a command made of several runs (``audit``, ``ablate``) when answers stayed invalid in
+    any: ``counts`` maps each run's name to (invalid answers, answers); '' when none stayed invalid."""
+    if not any(invalid for invalid, _ in counts.values()):
+        return ""
+    listed = ", ".join(f"{name}: {invalid} of {total}" for name, (invalid, total) in counts.items())
+    return (
+        f"viddiff: answers stayed invalid in {what}: {listed}; their predictions are null and count as wrong "
+        "(the answers are under raw_answers in each run's samples.jsonl)"
+    )
 
 
 class _Scored(NamedTuple):
