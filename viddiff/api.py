@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from viddiff.config import Config
 from viddiff.errors import VideoError, ViddiffError
-from viddiff.methods.events import Finished, Judged, Localized, Proposed, SampleEvent
+from viddiff.methods.events import Judged, Localized, Proposed, SampleEvent
 from viddiff.methods.viddiff import VidDiffMethod
 from viddiff.schema import (
     Difference, Evidence, Keyframes, Letter, Mode, Prediction, Proposal, Sample, SampleResult, Segmentation, Stage,

@@ -9,12 +9,11 @@ import sys
 from viddiff.api import ComparisonResult, EventView, VidDiff, run_once, build_describe_sample, build_sample, to_comparison
 from viddiff.config import config_from_args
 from viddiff.errors import ViddiffError
-from viddiff.localizer.localize import needs_clip
 from viddiff.methods.events import Finished
 from viddiff.methods.viddiff import PairRun
 from viddiff.pose.measure import describe_evidence
 from viddiff.report.compare import PairOutputs
-from viddiff.report.standins import model_roles, stand_in_notice
+from viddiff.report.standins import localised_with_clip, model_roles, stand_in_notice
 from viddiff.runs.cost_guard import dollars
 from viddiff.schema import Mode, Sample, StageUsage
 
@@ -64,9 +63,7 @@ def cli_compare(args: argparse.Namespace) -> int:
             print(result.model_dump_json(indent=2))
         else:
             print(result.description if mode == "describe" else format_comparison(result))
-    proposal = run.result.proposal
-    clip_used = proposal is not None and needs_clip(cfg.localizer.method, proposal.differences)
-    notice = stand_in_notice(cfg, model_roles(cfg), clip_used=clip_used)
+    notice = stand_in_notice(cfg, model_roles(cfg), clip_used=localised_with_clip(cfg, [run.result]))
     if notice:
         # beside the table; on stderr when stdout is the product itself (JSON, JSON lines, a description)
         machine_read = args.json or args.json_lines or mode == "describe"

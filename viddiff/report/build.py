@@ -16,9 +16,9 @@ from typing import Iterable, Optional, Sequence, Union
 from viddiff.config import Config
 from viddiff.eval.closed import ClosedRecord
 from viddiff.eval.open import OpenRecord
-from viddiff.localizer.localize import needs_clip
 from viddiff.report import media
 from viddiff.report.evidence import evidence_view, skeleton_frame
+from viddiff.report.standins import localised_with_clip
 from viddiff.report.timeline import ClipClock, axis_ticks, stage_colour, stage_spans
 from viddiff.report.views import (
     AxisTick,
@@ -127,7 +127,7 @@ def build_page(
         for p in predictions
     ]
     stand_ins = list(ctx.endpoint_stand_ins)
-    if ctx.clip_stand_in and result.proposal and needs_clip(ctx.cfg.localizer.method, result.proposal.differences):
+    if ctx.clip_stand_in and localised_with_clip(ctx.cfg, [result]):
         stand_ins.append(ctx.clip_stand_in)
     title = f"{sample.sample_key} · {sample.action_name}" if benchmark else f"VidDiff: {sample.action_name}"
     action = sample.action_description if sample.action_description != sample.action_name else ""

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Optional, Protocol, Sequence
+from typing import Optional, Protocol, Sequence
 
 from viddiff.config import Config, ModelCallConfig
-from viddiff.localizer.localize import needs_clip
 from viddiff.report.build import PageContext, build_page
 from viddiff.report.render import write_page
-from viddiff.report.standins import clip_stand_in, endpoint_stand_ins, model_entries, model_roles
+from viddiff.report.standins import clip_stand_in, endpoint_stand_ins, localised_with_clip, model_entries, model_roles
 from viddiff.schema import Sample, SampleResult
 from viddiff.video import VideoFrames
 
@@ -57,8 +56,3 @@ def write_comparison_report(path: Path, run: ProcessedPair, cfg: Config, *, embe
     clip_used = localised_with_clip(cfg, [run.result])
     ctx = page_context(cfg, path.parent, clip_used=clip_used, embed_videos=embed_videos)
     return write_page(path, build_page(run.sample, run.result, run.videos, ctx))
-
-
-def localised_with_clip(cfg: Config, results: Iterable[SampleResult]) -> bool:
-    """Whether CLIP localised a difference of any of ``results`` (an LMM baseline's never does)."""
-    return any(r.proposal is not None and needs_clip(cfg.localizer.method, r.proposal.differences) for r in results)

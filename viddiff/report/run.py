@@ -19,8 +19,9 @@ from viddiff.eval.closed import ClosedMetrics, ClosedRecord
 from viddiff.eval.open import OpenMetrics, OpenRecord
 from viddiff.report.build import PageContext, build_page, cost_view
 from viddiff.report.media import safe_name
-from viddiff.report.pages import localised_with_clip, page_context
+from viddiff.report.pages import page_context
 from viddiff.report.render import environment, write_page
+from viddiff.report.standins import localised_with_clip
 from viddiff.report.views import CheckView, IndexEntry, IndexPage, MetricRow, MetricTable, NavLink
 from viddiff.schema import VIDEO_TASK_MODES, Sample, SampleResult
 from viddiff.video import VideoFrames, read_video_ref

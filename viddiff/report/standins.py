@@ -18,12 +18,14 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 from urllib.parse import urlsplit
 
 from viddiff.backends.embedders import DEFAULT_EMBEDDER
 from viddiff.config import Config, EndpointConfig, ModelCallConfig
+from viddiff.localizer.localize import needs_clip
 from viddiff.report.views import ModelEntry, StandInView
+from viddiff.schema import SampleResult
 
 log = logging.getLogger(__name__)
 STAND_IN_HEADER = "X-Viddiff-Stand-In"
@@ -91,6 +93,11 @@ def model_entries(
     else:
         entries.append(ModelEntry(role="embedder", model=clip.backend, where="in-process, a plug-in embedder"))
     return entries
+
+
+def localised_with_clip(cfg: Config, results: Iterable[SampleResult]) -> bool:
+    """Whether CLIP localised a difference of any of ``results`` (an LMM baseline's never does)."""
+    return any(r.proposal is not None and needs_clip(cfg.localizer.method, r.proposal.differences) for r in results)
 
 
 def clip_weights(cfg: Config) -> str:
