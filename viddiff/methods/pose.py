@@ -10,13 +10,11 @@ statements ("B is slower in the descent") are stage durations, which need no pos
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Callable, Optional
 
 from viddiff.backends.llm import UsageMeter
 from viddiff.config import ModelCallConfig
 from viddiff.errors import ViddiffError
-from viddiff.localizer.oracle import annotations_for_mode
 from viddiff.methods.viddiff import VidDiffMethod, _frame_rate_notes
 from viddiff.pose.mapping import STAGE as POSE_STAGE
 from viddiff.pose.measure import decide
@@ -63,17 +61,7 @@ class PoseMethod(VidDiffMethod):
         videos = videos or await self.load_videos(sample, fps)
         proposal = await self._proposal(sample, mode, meter)
         _notify(on_stage, "proposer")
-        localizer = self._localizer(proposal.differences)
-        self._warn_cpu_clip_time(localizer, videos, len(proposal.stages))
-
-        def localize():
-            with self._clip_lock:
-                return localizer.localize(
-                    proposal, videos[0], videos[1], retrieval=annotations_for_mode(sample.retrieval_frames, mode),
-                    seed=self.config.run.seed, sample_key=sample.sample_key,
-                )
-
-        localization = await asyncio.to_thread(localize)
+        localization = await self._localize_now(sample, mode, proposal, videos)
         _notify(on_stage, "localizer")
         evidence = await self.pose_evidence.measure(sample, proposal, localization, videos, meter, pose_videos=videos)
         by_key = {e.key: e for e in evidence}

@@ -255,11 +255,7 @@ class VidDiffMethod:
             videos = videos or await self.load_videos(sample, fps)
             proposal = await self._proposal(sample, mode, meter)
             yield Proposed(proposal)
-            reading = asyncio.ensure_future(self._read_and_embed_first(sample, mode, videos, fps))
-            try:
-                localization = await self._localize(sample, mode, proposal, videos, reading, None)
-            finally:
-                await _cancelled(reading)
+            localization = await self._localize_now(sample, mode, proposal, videos)
         yield Localized(localization)
         predictions: dict[str, Prediction] = {}
         # Measured context for the prompts must come first; evidence only for the results runs beside the judging.
@@ -365,6 +361,16 @@ class VidDiffMethod:
         return self._localizer(proposal.differences).pick_keyframes(
             proposal, segmented, videos[0], videos[1], retrieval=retrieval
         )
+
+    async def _localize_now(
+        self, sample: Sample, mode: Mode, proposal: Proposal, videos: tuple[VideoFrames, VideoFrames]
+    ) -> Localization:
+        """Localisation once the proposal is in (nothing ran ahead): the same CLIP requests in the same order."""
+        reading = asyncio.ensure_future(self._read_and_embed_first(sample, mode, videos, None))
+        try:
+            return await self._localize(sample, mode, proposal, videos, reading, None)
+        finally:
+            await _cancelled(reading)
 
     async def _verdicts(
         self,

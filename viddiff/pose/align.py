@@ -2,7 +2,7 @@
 
 A slower performance is not a different shape: once every stage of both videos spans the same unit interval
 (stage ``k`` spans ``[k, k + 1]`` of *stage time*), curves compare like with like, and how long each stage
-took is a separate fact (:func:`stage_durations`). Within a stage the mapping is linear; :func:`dtw_path`
+took is a separate fact (each window's length). Within a stage the mapping is linear; :func:`dtw_path`
 and :func:`warp_onto` additionally align two curves by dynamic time warping. Pure numpy, no I/O.
 """
 
@@ -29,10 +29,6 @@ def stage_windows(spans: Sequence[tuple[int, int]], times_s: np.ndarray, end_s: 
         return float(times[position]) if position < len(times) else last
 
     return np.array([(boundary(start), boundary(end)) for start, end in spans], dtype=np.float64)
-
-
-def stage_durations(windows: np.ndarray) -> np.ndarray:
-    return windows[:, 1] - windows[:, 0]
 
 
 def stage_time(times_s: np.ndarray, windows: np.ndarray) -> np.ndarray:

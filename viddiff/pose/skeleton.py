@@ -22,8 +22,6 @@ JOINTS: tuple[str, ...] = (
 
 INDEX: dict[str, int] = {name: i for i, name in enumerate(JOINTS)}
 
-LIMBS: tuple[str, ...] = ("shoulder", "elbow", "wrist", "hip", "knee", "ankle", "heel", "toe")
-"""Joints that come in a left and a right."""
 
 UPPER_LIMBS: tuple[str, ...] = ("shoulder", "elbow", "wrist")
 LOWER_LIMBS: tuple[str, ...] = ("hip", "knee", "ankle", "heel", "toe")

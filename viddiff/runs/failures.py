@@ -21,6 +21,7 @@ from viddiff.errors import (
     InvalidAnswerError,
     ModelLoadError,
     OutputError,
+    PoseUnavailableError,
     VideoError,
     ViddiffError,
 )
@@ -78,7 +79,7 @@ def is_fatal(exc: BaseException) -> bool:
     """Errors that every sample would hit: stop the run instead of failing each sample in turn."""
     if isinstance(exc, EndpointError):
         return exc.fatal
-    return isinstance(exc, (ModelLoadError, OutputError, CostLimitError))
+    return isinstance(exc, (ModelLoadError, OutputError, CostLimitError, PoseUnavailableError))
 
 
 def describe_failure(
