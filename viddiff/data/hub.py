@@ -7,18 +7,23 @@ the local test server) set after import is honoured too.
 
 from __future__ import annotations
 
+import glob
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 from viddiff.backends.network import unreachable_reason
 from viddiff.errors import DatasetError
+
+log = logging.getLogger(__name__)
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 """huggingface_hub's endpoint when ``HF_ENDPOINT`` is not set."""
 ROW_PATTERNS = ("*.jsonl", "*.json", "*.parquet")
 """What a snapshot fetches: row files and the JSON side files beside them, never the video archives."""
+ROWS_HINT = "pass --dataset PATH (a directory holding dataset.jsonl, or a .json/.jsonl/.parquet file) to use a local copy"
 
 
 def hub_endpoint() -> Optional[str]:
@@ -41,31 +46,67 @@ def default_video_root(repo: str) -> Path:
     return Path(base).expanduser().absolute() / "viddiff" / "videos" / repo.replace("/", "--")
 
 
-def snapshot(repo: str, revision: Optional[str], cache_dir: Optional[str], patterns: Sequence[str] = ROW_PATTERNS) -> Path:
-    """Download (or reuse from the HF cache) the repo files matching ``patterns``; returns the snapshot folder."""
+def download_files(repo: str, revision: Optional[str], cache_dir: Optional[str], patterns: Sequence[str]) -> Path:
+    """The raw snapshot download of the files matching ``patterns`` (errors as huggingface_hub raises them)."""
     from huggingface_hub import snapshot_download
 
+    folder = snapshot_download(
+        repo_id=repo,
+        repo_type="dataset",
+        revision=revision,
+        cache_dir=cache_dir,
+        allow_patterns=list(patterns),
+        local_files_only=hub_offline(),
+        endpoint=hub_endpoint(),
+    )
+    return Path(str(folder))
+
+
+def snapshot(
+    repo: str,
+    revision: Optional[str],
+    cache_dir: Optional[str],
+    patterns: Sequence[str] = ROW_PATTERNS,
+    *,
+    what: Optional[str] = None,
+    hint: str = ROWS_HINT,
+) -> Path:
+    """Download (or reuse from the HF cache) the repo files matching ``patterns``; returns the snapshot folder.
+
+    A failure is a ``DatasetError`` naming ``what`` was wanted (e.g. "the ViDiC-1K checklist"; default: the
+    dataset) and ending with ``hint``, how to use a local copy instead.
+    """
     offline = hub_offline()
     try:
-        folder = snapshot_download(
-            repo_id=repo,
-            repo_type="dataset",
-            revision=revision,
-            cache_dir=cache_dir,
-            allow_patterns=list(patterns),
-            local_files_only=offline,
-            endpoint=hub_endpoint(),
-        )
+        return download_files(repo, revision, cache_dir, patterns)
     except Exception as exc:  # the hub raises many types (HTTP, offline, missing cache, bad revision)
         if not offline:
             unreachable(exc, repo, revision)
+        at = f"{repo!r} (revision {revision or 'main'})"
+        head = f"could not get {what} from Hugging Face dataset {at}" if what else f"could not get dataset {at} from the Hugging Face hub"
         mode = " (HF_HUB_OFFLINE is set and the local cache has no copy)" if offline else ""
-        raise DatasetError(
-            f"could not get dataset {repo!r} (revision {revision or 'main'}) from the Hugging Face hub"
-            f"{mode}: {type(exc).__name__}: {_short(str(exc))}; pass --dataset PATH (a directory holding "
-            "dataset.jsonl, or a .json/.jsonl/.parquet file) to use a local copy"
-        ) from None
-    return Path(str(folder))
+        raise DatasetError(f"{head}{mode}: {type(exc).__name__}: {_short(str(exc))}; {hint}") from None
+
+
+def fetch_missing(
+    repo: str, folder: Path, cache_dir: Optional[str], paths: Iterable[str], *, what: str, benchmark: str
+) -> None:
+    """Download, from the revision of the snapshot ``folder``, those of ``paths`` (absolute) that lie under it
+    and are missing; a failure is logged, not raised (a partial download is usable, ``viddiff data check`` lists
+    what is still missing)."""
+    wanted = sorted(
+        {Path(p).relative_to(folder).as_posix() for p in paths if Path(p).is_relative_to(folder) and not Path(p).exists()}
+    )
+    if not wanted:
+        return
+    log.info("downloading %d %s videos from %s", len(wanted), what, repo)
+    try:
+        download_files(repo, folder.name, cache_dir, [glob.escape(p) for p in wanted])
+    except Exception as exc:  # HTTP, offline, missing cache
+        log.warning(
+            "could not download %d %s videos from %s: %s: %s; `viddiff data check --benchmark %s` lists the missing ones",
+            len(wanted), what, repo, type(exc).__name__, exc, benchmark,
+        )
 
 
 def unreachable(exc: BaseException, repo: str, revision: Optional[str]) -> None:

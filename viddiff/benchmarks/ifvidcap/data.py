@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from viddiff.benchmarks.ifvidcap.rules import RULE_TYPES
 from viddiff.config import DataConfig, IfvidcapConfig
 from viddiff.data.dataset import Dataset
-from viddiff.data.hub import hub_endpoint, hub_offline
+from viddiff.data import hub
 from viddiff.data.safety import VideoPaths, hf_storage_folder
 from viddiff.data.viddiffbench import read_rows, select_samples
 from viddiff.errors import DatasetError
@@ -241,52 +241,11 @@ def _root_of(dataset: str) -> Path:
     raise DatasetError(f"IF-VidCap dataset {dataset!r} not found; use --dataset hf or {_LOCAL_HINT}")
 
 
-def _snapshot(cfg: IfvidcapConfig, cache_dir: Optional[str], revision: Optional[str], patterns: list[str]) -> Path:
-    from huggingface_hub import snapshot_download
-
-    return Path(
-        str(
-            snapshot_download(
-                repo_id=cfg.hf_repo, repo_type="dataset", revision=revision, cache_dir=cache_dir,
-                allow_patterns=patterns, local_files_only=hub_offline(), endpoint=hub_endpoint(),
-            )
-        )
-    )
-
-
 def _download_annotations(data: DataConfig, cfg: IfvidcapConfig) -> Path:
-    try:
-        return _snapshot(cfg, data.hf_cache_dir, cfg.hf_revision, ["annotation/*.json", "*.parquet", "*.jsonl"])
-    except Exception as exc:  # the hub raises many types (HTTP, offline, missing cache, bad revision)
-        mode = " (HF_HUB_OFFLINE is set and the local cache has no copy)" if hub_offline() else ""
-        detail = " ".join(str(exc).split())[:200]
-        raise DatasetError(
-            f"could not get IF-VidCap from Hugging Face dataset {cfg.hf_repo!r} (revision {cfg.hf_revision or 'main'})"
-            f"{mode}: {type(exc).__name__}: {detail}; {_LOCAL_HINT}"
-        ) from None
-
-
-def _fetch_videos(samples: Sequence[Sample], snapshot: Path, data: DataConfig, cfg: IfvidcapConfig) -> None:
-    import glob
-
-    wanted = sorted(
-        {
-            Path(ref.path).relative_to(snapshot).as_posix()
-            for s in samples
-            for ref in s.videos
-            if Path(ref.path).is_relative_to(snapshot) and not Path(ref.path).exists()
-        }
+    return hub.snapshot(
+        cfg.hf_repo, cfg.hf_revision, data.hf_cache_dir, ["annotation/*.json", "*.parquet", "*.jsonl"],
+        what="IF-VidCap", hint=_LOCAL_HINT,
     )
-    if not wanted:
-        return
-    logger.info("downloading %d IF-VidCap videos from %s", len(wanted), cfg.hf_repo)
-    try:
-        _snapshot(cfg, data.hf_cache_dir, snapshot.name, [glob.escape(p) for p in wanted])
-    except Exception as exc:  # a partial download is still usable; `data check` names what is missing
-        logger.warning(
-            "could not download %d IF-VidCap videos from %s: %s: %s; `viddiff data check --benchmark ifvidcap` "
-            "lists the missing ones", len(wanted), cfg.hf_repo, type(exc).__name__, exc,
-        )
 
 
 # ------------------------------------------------------------------------------------------- loading
@@ -385,7 +344,10 @@ def load_ifvidcap(
         )
     selected = select_samples(samples, None, data.subset_per_action, data.limit)
     if data.dataset == "hf" and fetch_videos and not data.video_root:
-        _fetch_videos(selected, root, data, cfg)
+        hub.fetch_missing(
+            cfg.hf_repo, root, data.hf_cache_dir, (r.path for s in selected for r in s.videos),
+            what="IF-VidCap", benchmark="ifvidcap",
+        )
     by_key = {sample_key(i.video_id, i.prompt_id): i for i in instructions}
     logger.info("IF-VidCap: %d instructions from %s", len(selected), source)
     return IfvidcapDataset(

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from viddiff.config import DataConfig, VidcapbenchConfig
 from viddiff.data.dataset import Dataset
-from viddiff.data.hub import hub_endpoint, hub_offline
+from viddiff.data import hub
 from viddiff.data.safety import VideoPaths, hf_storage_folder
 from viddiff.data.viddiffbench import select_samples
 from viddiff.errors import DatasetError
@@ -115,29 +115,11 @@ def _find_video(root: Path, name: str) -> str:
     return next((c for c in candidates if (root / c).is_file()), candidates[0])
 
 
-def _snapshot(cfg: VidcapbenchConfig, cache_dir: Optional[str], revision: Optional[str], patterns: list[str]) -> Path:
-    from huggingface_hub import snapshot_download
-
-    return Path(
-        str(
-            snapshot_download(
-                repo_id=cfg.hf_repo, repo_type="dataset", revision=revision, cache_dir=cache_dir,
-                allow_patterns=patterns, local_files_only=hub_offline(), endpoint=hub_endpoint(),
-            )
-        )
-    )
-
-
 def _download_qa(data: DataConfig, cfg: VidcapbenchConfig) -> Path:
-    try:
-        return _snapshot(cfg, data.hf_cache_dir, cfg.hf_revision, [cfg.qa_file, f"*/{cfg.qa_file}"])
-    except Exception as exc:  # the hub raises many types (HTTP, offline, missing cache, bad revision)
-        mode = " (HF_HUB_OFFLINE is set and the local cache has no copy)" if hub_offline() else ""
-        detail = " ".join(str(exc).split())[:200]
-        raise DatasetError(
-            f"could not get {cfg.qa_file} from Hugging Face dataset {cfg.hf_repo!r} (revision {cfg.hf_revision or 'main'})"
-            f"{mode}: {type(exc).__name__}: {detail}; {_LOCAL_HINT}"
-        ) from None
+    return hub.snapshot(
+        cfg.hf_repo, cfg.hf_revision, data.hf_cache_dir, [cfg.qa_file, f"*/{cfg.qa_file}"],
+        what=cfg.qa_file, hint=_LOCAL_HINT,
+    )
 
 
 def _fetch_videos(names: Sequence[str], snapshot: Path, data: DataConfig, cfg: VidcapbenchConfig) -> None:
@@ -149,7 +131,7 @@ def _fetch_videos(names: Sequence[str], snapshot: Path, data: DataConfig, cfg: V
     logger.info("downloading %d VidCapBench videos from %s", len(missing), cfg.hf_repo)
     patterns = [p for n in missing for p in (glob.escape(n), f"*/{glob.escape(n)}")]
     try:
-        _snapshot(cfg, data.hf_cache_dir, snapshot.name, patterns)
+        hub.download_files(cfg.hf_repo, snapshot.name, data.hf_cache_dir, patterns)
     except Exception as exc:  # a partial download is still usable; `data check` names what is missing
         logger.warning("could not download %d VidCapBench videos from %s: %s: %s", len(missing), cfg.hf_repo, type(exc).__name__, exc)
 
@@ -186,8 +168,8 @@ def load_vidcapbench(
     paths = VideoPaths.under(video_root, own, allow_outside=data.allow_paths_outside_root)
     rows = read_qa_file(file)
     if data.dataset == "hf" and fetch_videos and not data.video_root:
-        limit = data.limit or len(rows)
-        _fetch_videos([name for name, _ in rows[:limit]], root, data, cfg)
+        first = min((n for n in (data.limit, data.subset_per_action) if n is not None), default=len(rows))
+        _fetch_videos([name for name, _ in rows[:first]], root, data, cfg)
     samples = [
         Sample(
             sample_key=name, action=DOMAIN, action_name=name, action_description="", split="test", domain=DOMAIN,

@@ -25,10 +25,8 @@ user's own directory names say nothing about the data's origin.
 
 from __future__ import annotations
 
-import glob
 import json
 import logging
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -38,7 +36,7 @@ from pydantic import BaseModel, ConfigDict
 
 from viddiff.config import DataConfig, ProposerConfig, VidicConfig
 from viddiff.data.dataset import Dataset
-from viddiff.data.hub import hub_endpoint
+from viddiff.data import hub
 from viddiff.data.safety import VideoPaths, check_text_size, hf_storage_folder
 from viddiff.data.viddiffbench import read_rows, select_samples
 from viddiff.schema import DIMENSION_NAMES, DIMENSIONS
@@ -375,64 +373,12 @@ def find_checklist(root: Path, checklist_file: Optional[str] = None) -> Path:
     )
 
 
-def _hf_offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
-
-
-def _snapshot(vidic: VidicConfig, cache_dir: Optional[str], revision: Optional[str], patterns: list[str]) -> Path:
-    """Download the files of the ViDiC-1K HF repo that match ``patterns`` (cached) and return the snapshot directory."""
-    from huggingface_hub import snapshot_download
-
-    snapshot = snapshot_download(
-        repo_id=vidic.hf_repo,
-        repo_type="dataset",
-        revision=revision,
-        cache_dir=cache_dir,
-        allow_patterns=patterns,
-        local_files_only=_hf_offline(),
-        endpoint=hub_endpoint(),
-    )
-    return Path(str(snapshot))
-
-
 def _download_checklist(data: DataConfig, vidic: VidicConfig) -> Path:
     patterns = [vidic.checklist_file] if vidic.checklist_file else ["*.json", "*.jsonl"]
-    try:
-        return _snapshot(vidic, data.hf_cache_dir, vidic.hf_revision, patterns)
-    except Exception as exc:  # the hub raises many types (HTTP, offline, missing cache, bad revision)
-        mode = " (HF_HUB_OFFLINE is set and the local cache has no copy)" if _hf_offline() else ""
-        detail = str(exc) if len(str(exc)) <= 200 else str(exc)[:200] + "..."
-        raise DatasetError(
-            f"could not get the ViDiC-1K checklist from Hugging Face dataset {vidic.hf_repo!r} "
-            f"(revision {vidic.hf_revision or 'main'}){mode}: {type(exc).__name__}: {detail}; "
-            f"{_LOCAL_HINT} to use a local copy"
-        ) from None
-
-
-def _fetch_videos(samples: Sequence[Sample], snapshot: Path, data: DataConfig, vidic: VidicConfig) -> None:
-    """Download the missing videos of ``samples`` from the same repo revision; failures are logged, not raised."""
-    wanted = sorted(
-        {
-            Path(ref.path).relative_to(snapshot).as_posix()
-            for sample in samples
-            for ref in sample.videos
-            if Path(ref.path).is_relative_to(snapshot) and not Path(ref.path).exists()
-        }
+    return hub.snapshot(
+        vidic.hf_repo, vidic.hf_revision, data.hf_cache_dir, patterns,
+        what="the ViDiC-1K checklist", hint=f"{_LOCAL_HINT} to use a local copy",
     )
-    if not wanted:
-        return
-    logger.info("downloading %d ViDiC-1K videos from %s (licence CC-BY-NC-SA-4.0)", len(wanted), vidic.hf_repo)
-    try:
-        _snapshot(vidic, data.hf_cache_dir, snapshot.name, [glob.escape(path) for path in wanted])
-    except Exception as exc:  # a partial download is still usable; `data check` names what is missing
-        logger.warning(
-            "could not download %d ViDiC-1K videos from %s: %s: %s; "
-            "`viddiff data check --benchmark vidic` lists the missing ones",
-            len(wanted),
-            vidic.hf_repo,
-            type(exc).__name__,
-            exc,
-        )
 
 
 def load_vidic(
@@ -496,7 +442,10 @@ def load_vidic(
         checklists[sample.sample_key] = checklist
     selected = select_samples(samples, None, data.subset_per_action, data.limit)
     if data.dataset == "hf" and fetch_videos and not data.video_root:
-        _fetch_videos(selected, root, data, vidic)
+        hub.fetch_missing(
+            vidic.hf_repo, root, data.hf_cache_dir, (r.path for s in selected for r in s.videos),
+            what="ViDiC-1K", benchmark="vidic",
+        )
     n_questions = sum(len(checklists[s.sample_key]) for s in selected)
     logger.info("ViDiC-1K: %d pairs, %d checklist questions from %s", len(selected), n_questions, source)
     return VidicDataset(

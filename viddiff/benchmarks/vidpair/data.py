@@ -22,7 +22,6 @@ With ``vidpair.pair_aware`` each sample also holds the other video of its pair.
 
 from __future__ import annotations
 
-import glob
 import json
 import logging
 import re
@@ -57,7 +56,7 @@ from viddiff.benchmarks.vidpair.prompts import task_prompt, with_options
 from viddiff.benchmarks.vidpair.answers import read_yes_no
 from viddiff.config import VIDPAIR_ASPECTS, Config, VidPairConfig
 from viddiff.data.dataset import Dataset
-from viddiff.data.hub import hub_endpoint, hub_offline
+from viddiff.data import hub
 from viddiff.data.safety import VideoPaths, check_text_size, hf_storage_folder
 from viddiff.errors import DatasetError
 from viddiff.schema import Sample, VideoRef, VideoTask
@@ -141,41 +140,10 @@ class VidPairDataset(Dataset):
 
 
 def _snapshot(cfg: Config, revision: Optional[str], patterns: list[str]) -> Path:
-    from huggingface_hub import snapshot_download
-
-    repo = cfg.vidpair.hf_repo
-    try:
-        folder = snapshot_download(
-            repo_id=repo, repo_type="dataset", revision=revision, cache_dir=cfg.data.hf_cache_dir,
-            allow_patterns=patterns, local_files_only=hub_offline(), endpoint=hub_endpoint(),
-        )
-    except Exception as exc:  # the hub raises many types (HTTP, offline, missing cache, bad revision)
-        offline = " (HF_HUB_OFFLINE is set and the local cache has no copy)" if hub_offline() else ""
-        detail = " ".join(str(exc).split())[:200]
-        raise DatasetError(
-            f"could not get VidPair-Halluc from Hugging Face dataset {repo!r} (revision {revision or 'main'}){offline}: "
-            f"{type(exc).__name__}: {detail}; pass --dataset PATH (a local copy of the repo) instead"
-        ) from None
-    return Path(str(folder))
-
-
-def _fetch_videos(cfg: Config, snapshot: Path, samples: list[Sample]) -> None:
-    """Download the selected samples' missing videos from the same revision; failures are logged, not raised."""
-    wanted = sorted(
-        {
-            Path(ref.path).relative_to(snapshot).as_posix()
-            for s in samples
-            for ref in s.videos
-            if Path(ref.path).is_relative_to(snapshot) and not Path(ref.path).exists()
-        }
+    return hub.snapshot(
+        cfg.vidpair.hf_repo, revision, cfg.data.hf_cache_dir, patterns,
+        what="VidPair-Halluc", hint="pass --dataset PATH (a local copy of the repo) instead",
     )
-    if not wanted:
-        return
-    logger.info("downloading %d VidPair-Halluc videos from %s", len(wanted), cfg.vidpair.hf_repo)
-    try:
-        _snapshot(cfg, snapshot.name, [glob.escape(p) for p in wanted])
-    except DatasetError as exc:
-        logger.warning("%s; `viddiff data check --benchmark %s` lists the missing videos", exc, BENCHMARK)
 
 
 def _rows_by_type(root: Path, types: list[str], type_field: Optional[str]) -> dict[str, list[RowRef]]:
@@ -555,7 +523,10 @@ def load_vidpair(cfg: Config, *, fetch_videos: bool = True) -> VidPairDataset:
     synthetic = (root / SYNTHETIC_MARKER).is_file()
     samples = [to_sample(q, pairs, paths, cfg, "synthetic" if synthetic else BENCHMARK) for q in selected]
     if data.dataset == "hf" and fetch_videos and not data.video_root:
-        _fetch_videos(cfg, root, samples)
+        hub.fetch_missing(
+            vp.hf_repo, root, data.hf_cache_dir, (r.path for s in samples for r in s.videos),
+            what="VidPair-Halluc", benchmark=BENCHMARK,
+        )
     assumptions = _assumptions(selected, used, cfg)
     logger.info("VidPair-Halluc: %d questions on %d pairs from %s", len(samples), len({q.entry for q in selected}), source_name)
     return VidPairDataset(
