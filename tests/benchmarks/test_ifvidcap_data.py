@@ -133,3 +133,21 @@ def test_responses_in_the_benchmark_layout(layout: Path) -> None:
                                      {"prompt_id": "02", "response": "b"}]}, dataset)
     with pytest.raises(PredictionFormatError, match="top level is a list"):
         load_responses([], dataset)
+
+
+def test_malformed_files_name_the_place_instead_of_a_traceback(layout: Path, tmp_path: Path) -> None:
+    out = _copy(layout, tmp_path / "prompts")
+    prompts = json.loads((out / PROMPT_FILE).read_text())
+    first = next(iter(prompts))
+    prompts[first][0]["constraints_used"] = 5
+    (out / PROMPT_FILE).write_text(json.dumps(prompts))
+    with pytest.raises(DatasetError, match=rf"video '{first}' prompt 0: constraints_used must be a list, got int"):
+        _load(str(out))
+
+    table = _hub_layout(layout, tmp_path / "hub")
+    rows = pq.read_table(next((table / "data").glob("*.parquet"))).to_pylist()
+    for parquet in (table / "data").glob("*.parquet"):
+        parquet.unlink()
+    (table / "data" / "test.jsonl").write_text("5\n" + "".join(json.dumps(r) + "\n" for r in rows[1:]))
+    with pytest.raises(DatasetError, match=r"row 0: expected an object with a 'checklist' column"):
+        _load(str(table))

@@ -218,3 +218,10 @@ def test_without_the_model_the_substitute_is_labelled_or_refused(tmp_path: Path,
         token_counter("google/flan-t5-base", data, fallback=False)
     with pytest.raises(DatasetError, match="no SentencePiece model file"):
         token_counter(str(tmp_path / "missing.model"), data, fallback=False)
+
+
+def test_a_captions_file_that_is_not_utf8_is_named(synth: Path, tmp_path: Path) -> None:
+    path = tmp_path / "captions.jsonl"
+    path.write_bytes(b'{"video": "video_main_0.mp4", "model_generation": "caf\xe9"}\n')
+    with pytest.raises(PredictionFormatError, match=r"captions.jsonl: cannot read the captions file"):
+        load_captions(path, _load(str(synth)))

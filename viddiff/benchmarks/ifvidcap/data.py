@@ -149,6 +149,9 @@ def _prompts(path: Path) -> dict[str, list[dict[str, Any]]]:
                 raise DatasetError(f"{where}: missing {', '.join(missing)}")
             if not isinstance(prompt["generated_prompt"], str) or not prompt["generated_prompt"].strip():
                 raise DatasetError(f"{where}: generated_prompt must be a non-empty string")
+            used = prompt.get("constraints_used")
+            if used is not None and not isinstance(used, list):
+                raise DatasetError(f"{where}: constraints_used must be a list, got {type(used).__name__}")
     return raw
 
 
@@ -175,8 +178,8 @@ def _checklists_from_table(path: Path, prompts: dict[str, list[dict[str, Any]]])
         )
     out: dict[str, list[Any]] = {}
     for index, (row, (video_id, prompt)) in enumerate(zip(rows, flat)):
-        if "checklist" not in row:
-            raise DatasetError(f"{path}: row {index}: no 'checklist' column")
+        if not isinstance(row, dict) or "checklist" not in row:
+            raise DatasetError(f"{path}: row {index}: expected an object with a 'checklist' column")
         given = row.get("instruction")
         if isinstance(given, str) and given.strip() != prompt["generated_prompt"].strip():
             raise DatasetError(

@@ -35,8 +35,12 @@ def _rows(path_or_obj: Union[str, Path, list[Any]]) -> tuple[str, list[Any]]:
         return str(path), _read_json(path)
     if not path.is_file():
         raise PredictionFormatError(f"captions file not found: {path}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PredictionFormatError(f"{path}: cannot read the captions file ({exc})") from None
     rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
                 rows.append(json.loads(line))
