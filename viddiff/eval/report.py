@@ -45,6 +45,19 @@ def write_report(
     write_scored(out_dir, summary, format_markdown(metrics, summary), metrics.n_samples, failed_samples)
 
 
+def provenance(metrics: Any, dataset_source: str, dataset_revision: Optional[str]) -> dict[str, Any]:
+    """The head of a benchmark plug-in's ``metrics.json``: what was scored, when, by which viddiff, on which data."""
+    from viddiff import __version__
+
+    return {
+        "mode": metrics.mode,
+        "benchmark": metrics.benchmark,
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "viddiff_version": __version__,
+        "dataset": {"source": dataset_source, "revision": dataset_revision},
+    }
+
+
 def make_output_dir(out_dir: Path) -> None:
     try:
         Path(out_dir).mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,6 @@ every number.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -15,7 +14,7 @@ from viddiff.benchmarks.ifvidcap.metrics import InstructionOutcome, Rates
 from viddiff.benchmarks.ifvidcap.scoring import IfvidcapMetrics
 from viddiff.config import Config
 from viddiff.eval.csv_cells import write_records_csv
-from viddiff.eval.report import make_output_dir, write_scored
+from viddiff.eval.report import make_output_dir, provenance, write_scored
 from viddiff.eval.tables import md_table, text_table
 
 RECORDS_FILE = "constraints.csv"
@@ -72,14 +71,8 @@ def format_table(metrics: IfvidcapMetrics) -> str:
 
 
 def summary(metrics: IfvidcapMetrics, *, cfg: Config, dataset_source: str, dataset_revision: Optional[str]) -> dict[str, Any]:
-    from viddiff import __version__
-
     return {
-        "mode": metrics.mode,
-        "benchmark": metrics.benchmark,
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "viddiff_version": __version__,
-        "dataset": {"source": dataset_source, "revision": dataset_revision},
+        **provenance(metrics, dataset_source, dataset_revision),
         "judge": cfg.ifvidcap.judge.model_dump(mode="json", exclude={"endpoint"}),
         "counts": {
             "instructions": metrics.n_samples,

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from viddiff.benchmarks.vidcapbench.scoring import DimensionScores, QARecord, VidcapbenchMetrics
 from viddiff.config import Config
 from viddiff.eval.csv_cells import write_records_csv
-from viddiff.eval.report import make_output_dir, write_scored
+from viddiff.eval.report import make_output_dir, provenance, write_scored
 from viddiff.eval.tables import md_table, text_table
 
 RECORDS_FILE = "qa.csv"
@@ -62,15 +61,9 @@ def write_report(
     out_dir: Path, metrics: VidcapbenchMetrics, *, cfg: Config, dataset_source: str, dataset_revision: Optional[str],
     failed_samples: Sequence[str] = (),
 ) -> None:
-    from viddiff import __version__
-
     make_output_dir(out_dir)
     payload: dict[str, Any] = {
-        "mode": metrics.mode,
-        "benchmark": metrics.benchmark,
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "viddiff_version": __version__,
-        "dataset": {"source": dataset_source, "revision": dataset_revision},
+        **provenance(metrics, dataset_source, dataset_revision),
         "answerer": cfg.vidcapbench.answerer.model_dump(mode="json", exclude={"endpoint"}),
         "grader": cfg.vidcapbench.grader.model_dump(mode="json", exclude={"endpoint"}),
         "counts": {"videos": metrics.n_samples, "qa_pairs": metrics.n_qa, "judge_runs": metrics.judge_runs,
@@ -85,7 +78,7 @@ def write_report(
         f"- videos: {metrics.n_samples}; QA pairs: {metrics.n_qa}; judge runs: {metrics.judge_runs}",
         f"- answerer: {metrics.answerer_model}; grader: {metrics.grader_model}; grades read: {metrics.grade_reading}; "
         f"prompt version {metrics.prompt_version} (sha256 {metrics.prompt_sha256[:12]})",
-        f"- evaluated {payload['timestamp']} with viddiff {__version__}",
+        f"- evaluated {payload['timestamp']} with viddiff {payload['viddiff_version']}",
         "",
         f"## {title(metrics)}",
         "",

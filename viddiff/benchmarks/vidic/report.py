@@ -8,13 +8,12 @@ accuracy from another judge or prompt is not comparable.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from viddiff.config import Config
 from viddiff.eval.csv_cells import write_records_csv
-from viddiff.eval.report import make_output_dir, write_scored
+from viddiff.eval.report import make_output_dir, provenance, write_scored
 from viddiff.eval.tables import md_table, pct, text_table
 from viddiff.benchmarks.vidic.scoring import CategoryScores, VidicMetrics, VidicRecord, VidicStats, VidicSubset
 
@@ -45,14 +44,8 @@ def vidic_summary(
     metrics: VidicMetrics, *, cfg: Config, dataset_source: str, dataset_revision: Optional[str]
 ) -> dict[str, Any]:
     """The ``metrics.json`` payload: metrics without per-item records, plus provenance."""
-    from viddiff import __version__
-
     return {
-        "mode": metrics.mode,
-        "benchmark": metrics.benchmark,
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "viddiff_version": __version__,
-        "dataset": {"source": dataset_source, "revision": dataset_revision},
+        **provenance(metrics, dataset_source, dataset_revision),
         "seed": cfg.run.seed,
         "judge": cfg.vidic.judge.model_dump(mode="json", exclude={"endpoint"}),
         "prompt_version": metrics.prompt_version,

@@ -6,7 +6,6 @@ open-ended score, strict accuracy, pair consistency), so no number of ours stand
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -14,7 +13,7 @@ from viddiff.benchmarks.vidpair.consistency import Share
 from viddiff.benchmarks.vidpair.scoring import GroupScores, VidPairMetrics, VidPairRecord
 from viddiff.config import Config
 from viddiff.eval.csv_cells import write_records_csv
-from viddiff.eval.report import make_output_dir, write_scored
+from viddiff.eval.report import make_output_dir, provenance, write_scored
 from viddiff.eval.tables import md_table, pct, text_table
 
 QUESTIONS_FILE = "questions.csv"
@@ -121,14 +120,8 @@ def format_vidpair_table(metrics: VidPairMetrics) -> str:
 
 
 def vidpair_summary(metrics: VidPairMetrics, *, cfg: Config, dataset_source: str, dataset_revision: Optional[str]) -> dict[str, Any]:
-    from viddiff import __version__
-
     return {
-        "mode": metrics.mode,
-        "benchmark": metrics.benchmark,
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "viddiff_version": __version__,
-        "dataset": {"source": dataset_source, "revision": dataset_revision},
+        **provenance(metrics, dataset_source, dataset_revision),
         "binary_scorer": metrics.binary_scorer,
         "pair_aware": metrics.pair_aware,
         "judge": cfg.vidpair.judge.model_dump(mode="json", exclude={"endpoint"}) if metrics.judge_model else None,
