@@ -444,11 +444,7 @@ def _unique_ids(rows: dict[str, list[RowRef]], vp: VidPairConfig) -> bool:
 def select(questions: list[VidPairQuestion], pairs: dict[str, PairInfo], limit: Optional[int], per_aspect: Optional[int]) -> list[VidPairQuestion]:
     """The questions of the first ``limit`` pairs (``pairs.json`` order, then unpaired videos), or of the first
     ``per_aspect`` pairs of each aspect."""
-    order: list[str] = []
-    for q in questions:
-        unit = q.pair_id if q.pair_id is not None else f"video:{q.video}"
-        if unit not in order:
-            order.append(unit)
+    order = list(dict.fromkeys(_unit(q) for q in questions))
     rank = {p: i for i, p in enumerate(pairs)}
     first = {u: i for i, u in enumerate(order)}
     order.sort(key=lambda u: (rank.get(u, len(rank)), first[u]))
@@ -456,7 +452,7 @@ def select(questions: list[VidPairQuestion], pairs: dict[str, PairInfo], limit: 
     if per_aspect is not None:
         aspect_of = {}
         for q in questions:
-            aspect_of.setdefault(q.pair_id if q.pair_id is not None else f"video:{q.video}", q.aspect)
+            aspect_of.setdefault(_unit(q), q.aspect)
         counts: dict[str, int] = {}
         for unit in order:
             a = aspect_of[unit]
@@ -467,7 +463,12 @@ def select(questions: list[VidPairQuestion], pairs: dict[str, PairInfo], limit: 
     if limit is not None:
         order = order[:limit]
     chosen = set(order)
-    return [q for q in questions if (q.pair_id if q.pair_id is not None else f"video:{q.video}") in chosen]
+    return [q for q in questions if _unit(q) in chosen]
+
+
+def _unit(q: VidPairQuestion) -> str:
+    """What selection counts: the question's pair, or its video when it has no pair."""
+    return q.pair_id if q.pair_id is not None else f"video:{q.video}"
 
 
 def to_sample(q: VidPairQuestion, pairs: dict[str, PairInfo], paths: VideoPaths, cfg: Config, source: str) -> Sample:
