@@ -22,7 +22,7 @@ from viddiff.cli import build_parser, main
 from viddiff.store import ResultsStore
 from viddiff.testing import offline_overrides
 from viddiff.testing.fake_openai import FakeOpenAIServer
-from viddiff.testing.responders import ScriptedModel
+from viddiff.testing.responders import Gate, ScriptedModel
 
 
 def all_parsers(parser: argparse.ArgumentParser, path: str = "viddiff") -> Iterator[tuple[str, argparse.ArgumentParser]]:
@@ -176,22 +176,42 @@ def test_cache_stats_columns_line_up(tmp_path: Path, capsys: pytest.CaptureFixtu
         assert row.split()[1] in ("1", "12")
 
 
+def _spawn_interruptible(command: list[str]) -> subprocess.Popen[str]:
+    """The command with Ctrl-C's default action even when pytest runs as a shell's background job, which
+    starts with SIGINT ignored (the child would inherit that and never be interrupted)."""
+    return subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
 @pytest.mark.slow
 def test_ctrl_c_says_how_to_continue(synth_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """SIGINT (Ctrl-C) a real run after its first sample: it says how to go on, and going on works."""
+    """SIGINT (Ctrl-C) a real run after its first sample: it says how to go on, and going on works.
+
+    Requests made once the first sample is saved wait at a gate until the signal has been handled, so the
+    run cannot finish first on a machine that is slow to deliver it."""
     monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
     out = tmp_path / "run"
-    with FakeOpenAIServer(ScriptedModel(), latency_s=0.1) as server:
+    samples = out / "samples.jsonl"
+
+    def first_sample_saved(_request: object = None) -> bool:
+        return samples.exists() and samples.read_bytes().count(b"\n") >= 1
+
+    gate = Gate(ScriptedModel(), matches=first_sample_saved, timeout_s=120)
+    with FakeOpenAIServer(gate, latency_s=0.1) as server:
         sets = [x for item in offline_overrides(server.base_url, str(tmp_path / "c.sqlite")) for x in ("--set", item)]
         command = [sys.executable, "-m", "viddiff.cli", "run", "--dataset", str(synth_dir), "--mode", "closed",
                    "--output", str(out), "--set", "run.max_samples_in_flight=1", *sets]
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        samples = out / "samples.jsonl"
+        proc = _spawn_interruptible(command)
         deadline = time.time() + 180
-        while time.time() < deadline and not (samples.exists() and samples.read_bytes().count(b"\n") >= 1):
+        while time.time() < deadline and not first_sample_saved():
             time.sleep(0.05)
         os.kill(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
+        try:
+            _, err = proc.communicate(timeout=120)
+        finally:
+            gate.open()
         assert proc.returncode == 130, err
         last = err.strip().splitlines()[-1]
         assert last == (
@@ -237,7 +257,7 @@ def test_ctrl_c_during_localisation_says_it_is_stopping_and_abandons_the_clip_wo
                  "localizer.clip.batch_size=8"]
         command = [sys.executable, "-m", "viddiff.cli", "run", "--dataset", str(dataset), "--mode", "closed",
                    "--output", str(tmp_path / "run"), *[x for item in items for x in ("--set", item)]]
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = _spawn_interruptible(command)
         lines: list[str] = []
         for line in proc.stderr:  # the model loads as localisation begins; CLIP then has 320 frames to embed
             lines.append(line)

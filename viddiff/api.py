@@ -197,7 +197,7 @@ class VidDiff(VidDiffMethod):
 
     def compare(self, *args, **kwargs) -> ComparisonResult:
         """Synchronous ``acompare`` for callers without an event loop."""
-        return _run_sync(self.acompare(*args, **kwargs))
+        return _run_sync(self._then_hang_up(self.acompare(*args, **kwargs)))
 
     async def adescribe(
         self,
@@ -221,7 +221,15 @@ class VidDiff(VidDiffMethod):
 
     def describe(self, *args, **kwargs) -> ComparisonResult:
         """Synchronous ``adescribe`` for callers without an event loop."""
-        return _run_sync(self.adescribe(*args, **kwargs))
+        return _run_sync(self._then_hang_up(self.adescribe(*args, **kwargs)))
+
+    async def _then_hang_up(self, call: Awaitable[R]) -> R:
+        """Await ``call``, then close the HTTP clients opened in this event loop: each synchronous call runs
+        its own loop, and a client left open would hold its sockets until it is collected, in another loop."""
+        try:
+            return await call
+        finally:
+            await self.client.aclose()
 
 
 def build_sample(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -31,12 +32,24 @@ def client(server: FakeOpenAIServer, cache=None) -> ChatClient:
 CALL = ModelCallConfig(model="gpt-4o-mini-2024-07-18", temperature=0.0)
 
 
+def mapped(chat: ChatClient, action: str, differences: list[Difference]) -> dict[str, Optional[MeasurementSpec]]:
+    """``map_differences`` on a loop of its own, hanging up before the loop ends (as the method does)."""
+
+    async def run() -> dict[str, Optional[MeasurementSpec]]:
+        try:
+            return await map_differences(chat, CALL, action, STAGES, differences)
+        finally:
+            await chat.aclose()
+
+    return asyncio.run(run())
+
+
 def test_maps_statements_to_measurements_or_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "dummy")
     statements = diffs("the squat is deeper", "the person is slower in the descent", "the shirt is red", "the left knee is straighter")
     with FakeOpenAIServer(ScriptedModel()) as server, Cache(tmp_path / "c.sqlite") as cache:
-        specs = asyncio.run(map_differences(client(server, cache), CALL, "squat", STAGES, statements))
-        again = asyncio.run(map_differences(client(server, cache), CALL, "squat", STAGES, statements))
+        specs = mapped(client(server, cache), "squat", statements)
+        again = mapped(client(server, cache), "squat", statements)
         assert len(server.requests) == 1  # one call for all differences, then from the cache
         request = server.requests[0]
     assert specs == again
@@ -59,7 +72,7 @@ def test_invalid_answers_are_asked_again_never_guessed(monkeypatch: pytest.Monke
                           "statistic": "max", "direction": "greater", "stage": 3}]},
     ])
     with FakeOpenAIServer(lambda req: json.dumps(next(answers))) as server:
-        specs = asyncio.run(map_differences(client(server), CALL, "golf swing", STAGES, diffs("the hands are faster")))
+        specs = mapped(client(server), "golf swing", diffs("the hands are faster"))
         texts = [r.text for r in server.requests]
     assert len(texts) == 3
     assert "stage 7 is not between 1 and 3" in texts[1] and '"speed" needs a body_part' in texts[2]
@@ -73,6 +86,6 @@ def test_fields_a_quantity_ignores_are_normalised(monkeypatch: pytest.MonkeyPatc
         {"id": "1", "measurable": True, "quantity": "elbow_angle", "side": "none", "statistic": "max", "direction": "greater"},
     ]}
     with FakeOpenAIServer(lambda req: json.dumps(answer)) as server:
-        specs = asyncio.run(map_differences(client(server), CALL, "row", STAGES, diffs("leans more", "arms straighter")))
+        specs = mapped(client(server), "row", diffs("leans more", "arms straighter"))
     assert specs["0"].side == "none" and specs["0"].body_part is None
     assert specs["1"].side == "both"

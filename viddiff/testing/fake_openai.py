@@ -278,6 +278,13 @@ class FakeOpenAIServer:
     ) -> None:
         self.stop()
 
+    def open_connections(self, settle_s: float = 5.0) -> int:
+        """Connections a client still holds open, after waiting up to ``settle_s`` for hang-ups to arrive:
+        a client that closed its HTTP pool leaves none."""
+        if self._httpd is None:
+            raise RuntimeError("FakeOpenAIServer is not started")
+        return self._httpd.wait_until_closed(settle_s)
+
     def reset_log(self) -> None:
         """Forget logged requests, responder errors and the in-flight peak (the fault counter keeps counting)."""
         with self._lock:
