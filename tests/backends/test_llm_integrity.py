@@ -5,7 +5,6 @@ would hit them, and size caps on what is sent and what comes back."""
 from __future__ import annotations
 
 import logging
-import socket
 
 import pytest
 from pydantic import BaseModel
@@ -97,11 +96,11 @@ def test_refusals_carry_status_server_message_and_whether_every_request_would_hi
 
 
 def test_an_unreachable_endpoint_is_fatal_until_it_has_answered():
-    with socket.socket() as s:  # a port that nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with pytest.raises(EndpointError, match=rf"cannot reach http://127.0.0.1:{port}/v1 \(3 attempts") as info:
-        _ask(_client(f"http://127.0.0.1:{port}/v1"))
+    """A server that takes connections and drops them unanswered has never answered: after the retries, the
+    error ends the run (a port nothing listens on ends it at once: test_llm_retries)."""
+    with FakeOpenAIServer(lambda req: ANSWER, faults=FaultPlan(sequence=["drop"] * 3)) as server:
+        with pytest.raises(EndpointError, match=rf"cannot reach {server.base_url} \(3 attempts") as info:
+            _ask(_client(server.base_url))
     assert info.value.fatal
 
 

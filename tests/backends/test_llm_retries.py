@@ -236,10 +236,34 @@ def test_a_host_name_that_cannot_be_resolved_fails_at_once_without_retries(caplo
     assert not [r for r in caplog.records if "retry" in r.getMessage()]
 
 
-def test_a_refused_connection_is_still_retried(caplog: pytest.LogCaptureFixture) -> None:
+def _free_loopback_url() -> str:
+    """The URL of a server that stopped: nothing listens on its port any more."""
+    with FakeOpenAIServer(lambda req: "ok") as server:
+        return server.base_url
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_a_refused_first_connection_to_this_machine_fails_at_once(host: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Nothing listening on a local port is a server not started (or the wrong port), not a blip: six retries
+    only delayed the error by about 42 s."""
+    url = _free_loopback_url().replace("127.0.0.1", host)
+    client = ChatClient(EndpointsConfig(default=EndpointConfig(base_url=url), backoff_base_s=0.01, max_retries=5))
+    with caplog.at_level("INFO", logger="viddiff.backends.llm"), pytest.raises(EndpointError) as info:
+        client.complete_text_sync(CALL, [user_message("q")], stage="proposer")
+    assert info.value.fatal
+    assert str(info.value).startswith(f"cannot reach {url}: nothing is listening there (")
+    assert str(info.value).endswith(
+        "); start the model server first, or check the port in base_url (endpoints.default.base_url)"
+    )
+    assert not [r for r in caplog.records if "retry" in r.getMessage()]
+
+
+def test_a_refused_connection_after_the_server_answered_is_retried(caplog: pytest.LogCaptureFixture) -> None:
+    """A server that answered and now refuses is restarting: worth the retries."""
     with FakeOpenAIServer(lambda req: "ok") as server:
         url = server.base_url
-    client = ChatClient(EndpointsConfig(default=EndpointConfig(base_url=url), backoff_base_s=0.01, max_retries=2))
+        client = ChatClient(EndpointsConfig(default=EndpointConfig(base_url=url), backoff_base_s=0.01, max_retries=2))
+        assert client.complete_text_sync(CALL, [user_message("q")]) == "ok"
     with caplog.at_level("INFO", logger="viddiff.backends.llm"), pytest.raises(EndpointError, match="3 attempts"):
-        client.complete_text_sync(CALL, [user_message("q")])
+        client.complete_text_sync(CALL, [user_message("again")])
     assert len([r for r in caplog.records if "retry" in r.getMessage()]) == 2

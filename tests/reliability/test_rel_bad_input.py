@@ -213,6 +213,18 @@ def test_compare_missing_key_names_the_env_var(media, fake_server, monkeypatch, 
     assert not server.requests
 
 
+def test_compare_against_a_server_not_started_stops_at_once(media, fake_server, caplog, capsys):
+    """The server was stopped: its port on this machine refuses connections. The first refusal ends the
+    comparison (it used to be retried six times, about 42 s, before the same error)."""
+    with fake_server(extra=("endpoints.backoff_base_s=30", "endpoints.backoff_max_s=30")) as (server, sets):
+        pass
+    with caplog.at_level("INFO", logger="viddiff.backends.llm"):
+        code = main(["compare", str(media["ok"]), str(media["ok_b"]), *ACTION, *CHECK, *sets])
+    line = _error_line(code, capsys.readouterr().err)
+    assert line.startswith(f"viddiff: error: cannot reach {server.base_url}: nothing is listening there (")
+    assert not [r for r in caplog.records if "retry" in r.getMessage()]
+
+
 # --------------------------------------------------------------------------- run
 
 

@@ -1,22 +1,34 @@
 """Why a connection failed, read from an exception's chain (the SDKs wrap the socket error two or three times).
 
-A host name that resolves nowhere is not worth retrying before the host has ever answered: the lookup fails
-the same way each time (offline, or a typo in a URL), so callers stop at once and say so plainly.
+Two failures are not worth retrying before the host has ever answered, so callers stop at once and say so
+plainly: a host name that resolves nowhere (offline, or a typo in a URL: the lookup fails the same way each
+time), and a connection refused by this machine (no server started on that port).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 from typing import Iterator, Optional
+from urllib.parse import urlsplit
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, its causes and contexts, and the members of any exception group among them (anyio reports a
+    host with several addresses, e.g. ``localhost``, as one group of per-address failures)."""
     seen: set[int] = set()
-    current: Optional[BaseException] = exc
-    while current is not None and id(current) not in seen:
+    pending: list[BaseException] = [exc]
+    while pending:
+        current = pending.pop(0)
+        if id(current) in seen:
+            continue
         seen.add(id(current))
         yield current
-        current = current.__cause__ or current.__context__
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        following = current.__cause__ or current.__context__
+        if following is not None:
+            pending.append(following)
 
 
 def name_not_resolved(exc: BaseException) -> Optional[str]:
@@ -24,6 +36,22 @@ def name_not_resolved(exc: BaseException) -> Optional[str]:
     lookup, else ``None``."""
     for link in _chain(exc):
         if isinstance(link, socket.gaierror):
+            return str(link)
+    return None
+
+
+def refused_by_this_machine(exc: BaseException, url: str) -> Optional[str]:
+    """The socket's words (``[Errno 111] Connection refused``) if ``exc`` is a refused connection to a loopback
+    host: nothing listens on that port of this machine, which waiting does not change. Else ``None``."""
+    host = urlsplit(url).hostname or ""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return None
+    if not loopback:
+        return None
+    for link in _chain(exc):
+        if isinstance(link, ConnectionRefusedError):
             return str(link)
     return None
 

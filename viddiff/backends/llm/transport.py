@@ -23,7 +23,7 @@ import openai
 from viddiff.backends.llm.endpoint import EndpointHistory, Target
 from viddiff.backends.llm.faults import TransientError, check_chat_completion, gave_up, status_error
 from viddiff.backends.llm.retries import RetryPolicy
-from viddiff.backends.network import name_not_resolved
+from viddiff.backends.network import name_not_resolved, refused_by_this_machine
 from viddiff.config import EndpointsConfig, ModelCallConfig
 from viddiff.errors import EndpointError
 
@@ -107,13 +107,20 @@ class Transport:
         except (openai.APITimeoutError, TimeoutError):
             raise TransientError(f"no complete answer within {timeout:g}s (endpoints.timeout_s)") from None
         except openai.APIConnectionError as exc:
-            lookup = name_not_resolved(exc)
-            if lookup is not None and not self.history.has_reached(url):  # the same answer on every retry
-                raise EndpointError(
-                    f"cannot reach {url}: its host name could not be resolved ({lookup}); check base_url and the "
-                    "network (offline, point endpoints.default.base_url at a local server)",
-                    fatal=True, stage=stage,
-                ) from None
+            if not self.history.has_reached(url):  # these give the same answer on every retry
+                lookup, refused = name_not_resolved(exc), refused_by_this_machine(exc, url)
+                if lookup is not None:
+                    raise EndpointError(
+                        f"cannot reach {url}: its host name could not be resolved ({lookup}); check base_url and the "
+                        "network (offline, point endpoints.default.base_url at a local server)",
+                        fatal=True, stage=stage,
+                    ) from None
+                if refused is not None:
+                    raise EndpointError(
+                        f"cannot reach {url}: nothing is listening there ({refused}); start the model server first, "
+                        "or check the port in base_url (endpoints.default.base_url)",
+                        fatal=True, stage=stage,
+                    ) from None
             raise TransientError(f"connection failed ({exc.__cause__ or exc})", no_response=True) from None
         except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
             self.history.mark_reached(url)
