@@ -5,7 +5,7 @@ bad config, unreachable endpoint); its message must say what is wrong and
 what to do. Other exceptions are bugs and keep their traceback.
 """
 
-from typing import Optional
+from typing import Optional, Sequence
 
 
 class ViddiffError(Exception):
@@ -95,6 +95,23 @@ class CostLimitError(ViddiffError):
 
 class PredictionFormatError(ViddiffError):
     """A predictions file does not match the official VidDiffBench format."""
+
+
+MAX_LISTED = 20
+"""How many problems an error lists before "... and K more": enough to show the pattern."""
+
+
+def bulleted(items: Sequence[str], limit: int = MAX_LISTED) -> str:
+    """The first ``limit`` items as ``  - item`` lines, then ``  ... and K more`` for the rest."""
+    listed = "\n".join(f"  - {item}" for item in items[:limit])
+    return listed + (f"\n  ... and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def problems_error(source: str, problems: Sequence[str], help_text: str, about: str = "") -> PredictionFormatError:
+    """One error for every problem a reader found in ``source`` (all fixed in one go, not one per attempt);
+    ``about`` names what was read ("closed-mode predictions")."""
+    what = f" with {about}" if about else ""
+    return PredictionFormatError(f"{source}: {len(problems)} problem(s){what} ({help_text}):\n{bulleted(problems)}")
 
 
 class DownloadError(ViddiffError):

@@ -34,7 +34,7 @@ from viddiff.backends.chat import ChatModel
 from viddiff.backends.messages import system_message, user_message
 from viddiff.backends.usage import UsageMeter
 from viddiff.config import EvalConfig
-from viddiff.errors import InvalidAnswerError, PredictionFormatError
+from viddiff.errors import InvalidAnswerError, PredictionFormatError, bulleted
 from viddiff.eval.groups import ActionRow, DifferenceRow, RecordBase, by_action, by_difference, by_split, key_order
 from viddiff.eval.matching import MatchCheck, check_matching, flip_problem, parse_match_answer
 from viddiff.eval.prompts import (
@@ -54,7 +54,6 @@ from viddiff.templates import BUILT_IN, TemplateSet
 MATCH_STAGE = "eval_match"
 FLIP_STAGE = "eval_flip"
 _SWAP = {"a": "b", "b": "a"}
-_MAX_LISTED = 20
 
 Outcome = Literal["found", "wrong_letter", "not_matched", "flip_unverified", "not_counted"]
 
@@ -163,13 +162,11 @@ def enforce_n_diff(
         )
         kept.append({k: pred[k] for k in keys[:allowed]})
     if truncations and policy == "error":
-        listed = "\n".join(
-            f"  - item {t.index} (sample {t.sample_key!r}): {t.given} differences, N_diff is {t.allowed}"
-            for t in truncations[:_MAX_LISTED]
+        listed = bulleted(
+            [f"item {t.index} (sample {t.sample_key!r}): {t.given} differences, N_diff is {t.allowed}" for t in truncations]
         )
-        more = f"\n  ... and {len(truncations) - _MAX_LISTED} more" if len(truncations) > _MAX_LISTED else ""
         raise PredictionFormatError(
-            f"{len(truncations)} sample(s) have more predicted differences than N_diff allows:\n{listed}{more}\n"
+            f"{len(truncations)} sample(s) have more predicted differences than N_diff allows:\n{listed}\n"
             "Predict at most N_diff differences per sample, or pass --set eval.n_diff_policy=truncate "
             "to keep the first N_diff keys in key order."
         )

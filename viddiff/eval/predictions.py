@@ -15,12 +15,11 @@ import re
 from pathlib import Path
 from typing import Any, Optional, Union, get_args
 
-from viddiff.errors import PredictionFormatError
+from viddiff.errors import PredictionFormatError, problems_error
 from viddiff.eval.groups import key_order
 from viddiff.schema import Letter, Mode, Sample
 
 LETTERS: tuple[str, ...] = get_args(Letter)
-MAX_LISTED_PROBLEMS = 20
 _DIGITS = re.compile(r"[0-9]+")
 
 ClosedPrediction = dict[str, Optional[str]]
@@ -68,12 +67,7 @@ def load_predictions(
         else:
             validated.append(_open_item(item, where, problems))
     if problems:
-        listed = "\n".join(f"  - {p}" for p in problems[:MAX_LISTED_PROBLEMS])
-        more = len(problems) - MAX_LISTED_PROBLEMS
-        tail = f"\n  ... and {more} more" if more > 0 else ""
-        raise PredictionFormatError(
-            f"{source}: {len(problems)} problem(s) with {mode}-mode predictions ({FORMAT_HELP}):\n{listed}{tail}"
-        )
+        raise problems_error(source, problems, FORMAT_HELP, about=f"{mode}-mode predictions")
     return validated
 
 

@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import Any, Union
 
 from viddiff.benchmarks.ifvidcap.data import IfvidcapDataset, sample_key
-from viddiff.errors import PredictionFormatError
+from viddiff.errors import MAX_LISTED, PredictionFormatError, problems_error
 from viddiff.eval.predictions import _read_json
 
 logger = logging.getLogger(__name__)
 
 FORMAT_HELP = 'expected {"<video_id>": [{"field": ..., "prompt_id": "01", "response": "<text>"}, ...], ...}'
-MAX_LISTED = 20
 
 Responses = dict[str, str]
 """Sample key (``<video_id>/<prompt_id>``) -> response, for every sample of the dataset ("" = none)."""
@@ -70,9 +69,7 @@ def load_responses(path_or_obj: Union[str, Path, dict[str, Any]], dataset: Ifvid
                 continue
             found[key] = entry["response"]
     if problems:
-        listed = "\n".join(f"  - {p}" for p in problems[:MAX_LISTED])
-        more = f"\n  ... and {len(problems) - MAX_LISTED} more" if len(problems) > MAX_LISTED else ""
-        raise PredictionFormatError(f"{source}: {len(problems)} problem(s) ({FORMAT_HELP}):\n{listed}{more}")
+        raise problems_error(source, problems, FORMAT_HELP)
     if skipped:
         logger.info("%s: %d entries for videos or prompts outside the dataset selection were skipped", source, skipped)
     missing = [s.sample_key for s in dataset if s.sample_key not in found]

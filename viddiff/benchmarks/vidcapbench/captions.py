@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import Any, Union
 
 from viddiff.benchmarks.vidcapbench.data import VidcapbenchDataset, video_name
-from viddiff.errors import PredictionFormatError
+from viddiff.errors import MAX_LISTED, PredictionFormatError, problems_error
 from viddiff.eval.predictions import _read_json
 
 logger = logging.getLogger(__name__)
 
 FORMAT_HELP = 'expected JSONL lines (or a JSON list) of {"question": ..., "video" or "video_dir": ..., "model_generation": "<caption>"}'
-MAX_LISTED = 20
 
 Captions = dict[str, str]
 """Video file name (sample key) -> caption, for every sample of the dataset ("" = none)."""
@@ -76,9 +75,7 @@ def load_captions(path_or_obj: Union[str, Path, list[Any]], dataset: Vidcapbench
         else:
             found[name] = row["model_generation"]
     if problems:
-        listed = "\n".join(f"  - {p}" for p in problems[:MAX_LISTED])
-        more = f"\n  ... and {len(problems) - MAX_LISTED} more" if len(problems) > MAX_LISTED else ""
-        raise PredictionFormatError(f"{source}: {len(problems)} problem(s) ({FORMAT_HELP}):\n{listed}{more}")
+        raise problems_error(source, problems, FORMAT_HELP)
     missing = [s.sample_key for s in dataset if s.sample_key not in found]
     if missing:
         logger.warning(

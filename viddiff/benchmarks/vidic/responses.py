@@ -21,7 +21,7 @@ import logging
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from viddiff.errors import PredictionFormatError
+from viddiff.errors import MAX_LISTED, PredictionFormatError, problems_error
 from viddiff.eval.predictions import _read_json
 
 if TYPE_CHECKING:
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-MAX_LISTED_PROBLEMS = 20
 FORMAT_HELP = (
     'expected a JSON list [{"id": "<sample key>", "response": "<text>"}, ...] in dataset order, '
     'an object {"<sample key>": "<text>", ...}, or a ViDiC-1K response list of '
@@ -63,15 +62,10 @@ def load_responses(path_or_obj: Union[str, Path, list[Any], dict[str, Any]], dat
     else:
         raise PredictionFormatError(f"{source}: top level is a {_kind(raw)}; {FORMAT_HELP}")
     if problems:
-        listed = "\n".join(f"  - {p}" for p in problems[:MAX_LISTED_PROBLEMS])
-        more = len(problems) - MAX_LISTED_PROBLEMS
-        tail = f"\n  ... and {more} more" if more > 0 else ""
-        raise PredictionFormatError(
-            f"{source}: {len(problems)} problem(s) with ViDiC-1K responses ({FORMAT_HELP}):\n{listed}{tail}"
-        )
+        raise problems_error(source, problems, FORMAT_HELP, about="ViDiC-1K responses")
     missing = [k for k in keys if k not in found]
     if missing:
-        shown = ", ".join(missing[:MAX_LISTED_PROBLEMS]) + (" ..." if len(missing) > MAX_LISTED_PROBLEMS else "")
+        shown = ", ".join(missing[:MAX_LISTED]) + (" ..." if len(missing) > MAX_LISTED else "")
         logger.warning(
             "%s: no response for %d of %d pair(s) (%s); they are scored as empty responses (every item wrong)",
             source,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from viddiff.data.dataset import Dataset
-from viddiff.errors import PredictionFormatError
+from viddiff.errors import PredictionFormatError, problems_error
 from viddiff.eval.predictions import _read_json
 
 logger = logging.getLogger(__name__)
@@ -26,7 +26,6 @@ FORMAT_HELP = (
     'object {"<question id>": "<text>" or null, ...}'
 )
 Responses = dict[str, Optional[str]]
-_MAX_LISTED = 20
 
 
 def load_responses(path_or_obj: Union[str, Path, list[Any], dict[str, Any]], dataset: Dataset) -> Responses:
@@ -59,9 +58,7 @@ def load_responses(path_or_obj: Union[str, Path, list[Any], dict[str, Any]], dat
     else:
         raise PredictionFormatError(f"{source}: top level is a {type(raw).__name__}; {FORMAT_HELP}")
     if problems:
-        listed = "\n".join(f"  - {p}" for p in problems[:_MAX_LISTED])
-        more = f"\n  ... and {len(problems) - _MAX_LISTED} more" if len(problems) > _MAX_LISTED else ""
-        raise PredictionFormatError(f"{source}: {len(problems)} problem(s) with VidPair-Halluc answers ({FORMAT_HELP}):\n{listed}{more}")
+        raise problems_error(source, problems, FORMAT_HELP, about="VidPair-Halluc answers")
     missing = [k for k in keys if k not in found]
     if missing and isinstance(raw, dict):
         logger.warning("%s: no answer to %d of %d questions; the release's scorers leave them out", source, len(missing), len(keys))
