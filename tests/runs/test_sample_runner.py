@@ -178,9 +178,9 @@ def test_errors_every_sample_would_hit_stop_with_one_line(fault, needle, env, sy
 def test_unreachable_endpoint_stops_with_one_line(env, synth_dir, tmp_path, capsys):
     with FakeOpenAIServer(ScriptedModel()) as server:
         sets = _sets(server, tmp_path / "c.sqlite", "endpoints.max_retries=1")
-    # The server is gone: its port now refuses connections.
+    # The server is gone: its port on this machine now refuses connections, which no retry changes.
     line = _error_line(_run(synth_dir, tmp_path / "run", sets), capsys.readouterr().err)
-    assert f"cannot reach {server.base_url}" in line and "check that the server is running" in line
+    assert f"cannot reach {server.base_url}: nothing is listening there" in line and "start the model server first" in line
 
 
 def test_closed_sample_without_ab_labels_gets_an_empty_prediction(env, tmp_path, capsys):
