@@ -16,7 +16,8 @@ cache stays valid across processes. The test suite uses ``ViT-S-32-alt``
 
 On a CPU the thread pool is fitted to the cores this process may use
 (``backends.cpu``) and ``precision: int8`` quantises the image tower
-(``backends.clip_int8``); on a GPU fp16/bf16 apply as before.
+(``backends.clip_int8``); on a GPU fp16/bf16 apply as before. Strings skip
+the text tower's padding (``backends.clip_text``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from PIL import Image
 from tqdm.auto import tqdm
 
 from viddiff.backends.clip_int8 import quantize_image_tower
+from viddiff.backends.clip_text import encode_text
 from viddiff.backends.cpu import configure_torch_threads
 from viddiff.backends.embedders import EmbedStats
 from viddiff.backends.stopping import raise_if_stopped
@@ -373,6 +375,6 @@ class ClipEmbedder:
             raise_if_stopped()
             tokens = loaded.tokenizer(texts[start : start + self.cfg.batch_size]).to(self.device)
             with torch.inference_mode():
-                features = loaded.model.encode_text(tokens)
+                features = encode_text(loaded.model, tokens)
             out.append(F.normalize(features.float(), dim=-1).cpu().numpy())
         return np.concatenate(out)
