@@ -17,6 +17,7 @@ Printed: medians of the seconds to the proposal, the first verdict and the resul
 sequential medians measured in the same run, and the seconds CLIP worked after the proposal had arrived.
 
 Usage: python bench/latency.py [--presets cpu-fast cpu-balanced] [--latencies 0.5 1 2] [--repeats 3]
+       [--set data.frame_size=differencer ...]  (applied to every way)
 """
 
 from __future__ import annotations
@@ -89,7 +90,9 @@ async def one_comparison(cfg: Config, embedder: ClipEmbedder, videos: tuple[Path
     }
 
 
-def measure(preset: str, latency: float, repeats: int, videos: tuple[Path, Path], root: Path) -> dict[str, list[dict]]:
+def measure(
+    preset: str, latency: float, repeats: int, videos: tuple[Path, Path], root: Path, extra: list[str]
+) -> dict[str, list[dict]]:
     with FakeOpenAIServer(ScriptedModel(), latency_s=latency) as server:
         clip = preset_config(preset, server.base_url, root / "unused.sqlite", []).localizer.clip
         embedder = ClipEmbedder(clip)
@@ -98,7 +101,8 @@ def measure(preset: str, latency: float, repeats: int, videos: tuple[Path, Path]
         for i in range(repeats + 1):  # the first round warms up (imports, thread pools) and is not counted
             for way, sets in WAYS.items():
                 cache = root / f"{preset}-{latency}-{way}-{i}.sqlite"
-                times = asyncio.run(one_comparison(preset_config(preset, server.base_url, cache, sets), embedder, videos))
+                cfg = preset_config(preset, server.base_url, cache, [*extra, *sets])
+                times = asyncio.run(one_comparison(cfg, embedder, videos))
                 if i:
                     runs[way].append(times)
     return runs
@@ -113,6 +117,8 @@ def main() -> None:
     parser.add_argument("--presets", nargs="+", choices=["cpu-fast", "cpu-balanced"], default=["cpu-fast", "cpu-balanced"])
     parser.add_argument("--latencies", nargs="+", type=float, default=[0.5, 1.0, 2.0])
     parser.add_argument("--repeats", type=int, default=3, help="timed comparisons per way (after one warm-up round)")
+    parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                        help="a config override for every way (e.g. data.frame_size=differencer)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     os.environ.setdefault("OPENAI_API_KEY", "dummy")
@@ -127,13 +133,14 @@ def main() -> None:
         print(
             f"two 10-s clips 960x720 at 30 fps, read at 4 fps; closed mode, {len(STATEMENTS)} statements; CPU, "
             f"{torch.get_num_threads()} threads, random CLIP weights; medians of {args.repeats} per way; "
+            f"overrides {args.sets or 'none'}; "
             f"load average {os.getloadavg()[0]:.1f}"
         )
         print(f"{'preset':<13} {'latency':>7}  {'way':<19} {'proposal':>9} {'first verdict':>14} {'result':>8} "
               f"{'first/seq':>10} {'result/seq':>11} {'CLIP after proposal':>20}")
         for preset in args.presets:
             for latency in args.latencies:
-                runs = measure(preset, latency, args.repeats, videos, root)
+                runs = measure(preset, latency, args.repeats, videos, root, args.sets)
                 seq_first, seq_result = median(runs["sequential"], "first verdict"), median(runs["sequential"], "result")
                 for way in WAYS:
                     first, result = median(runs[way], "first verdict"), median(runs[way], "result")
