@@ -4,8 +4,8 @@ open_clip pads every string to the context length (77 tokens) and ``encode_text`
 every layer. In CLIP's text tower attention is causal and the embedding is read at the end-of-text token, so
 no token after the longest string's end-of-text token can change any string's embedding: the batch is cut
 there first. Retrieval strings are 10–20 tokens long, so the tower does about a quarter of the work
-(``bench/clip_text.py``). The embeddings agree with ``encode_text`` to float rounding (about 2e-6, what a
-different batch composition gives as well). A model whose text tower is not causal or pools elsewhere goes
+(``bench/clip_text.py``). The embeddings agree with ``encode_text`` to float rounding (about 1e-7 once
+normalised, what a different batch composition gives as well). A model whose text tower is not causal or pools elsewhere goes
 through ``encode_text`` unchanged.
 """
 
@@ -36,8 +36,8 @@ def encode_text(model: torch.nn.Module, tokens: torch.Tensor) -> torch.Tensor:
 
 
 def needed_length(model: torch.nn.Module, tokens: torch.Tensor) -> Optional[int]:
-    """Tokens up to and including the last end-of-text token of the batch; ``None`` where the model's text
-    tower is not causal and pooled at that token (every token may then matter)."""
+    """Tokens up to and including the last end-of-text token of the batch; ``None`` unless the model's text
+    tower is causal and pooled at that token (otherwise every token may matter)."""
     if type(model) is not open_clip.CLIP or getattr(model, "attn_mask", None) is None or tokens.ndim != 2:
         return None
     pool_type = getattr(model, "text_pool_type", None)
