@@ -46,6 +46,24 @@ def request_params(call: ModelCallConfig, response_format: Optional[dict[str, An
     return params
 
 
+def not_worth_retrying(exc: BaseException, url: str) -> Optional[str]:
+    """Why, and what to do, when a connection failed in a way every retry would repeat (before the endpoint
+    has ever answered): a host name that resolves nowhere, or a port of this machine nothing listens on."""
+    lookup = name_not_resolved(exc)
+    if lookup is not None:
+        return (
+            f"its host name could not be resolved ({lookup}); check base_url and the network (offline, point "
+            "endpoints.default.base_url at a local server)"
+        )
+    refused = refused_by_this_machine(exc, url)
+    if refused is not None:
+        return (
+            f"nothing is listening there ({refused}); start the model server first, or check the port in base_url "
+            "(endpoints.default.base_url)"
+        )
+    return None
+
+
 class Transport:
     """Chat completions over HTTP with retries; safe from many tasks and successive event loops."""
 
@@ -107,20 +125,9 @@ class Transport:
         except (openai.APITimeoutError, TimeoutError):
             raise TransientError(f"no complete answer within {timeout:g}s (endpoints.timeout_s)") from None
         except openai.APIConnectionError as exc:
-            if not self.history.has_reached(url):  # these give the same answer on every retry
-                lookup, refused = name_not_resolved(exc), refused_by_this_machine(exc, url)
-                if lookup is not None:
-                    raise EndpointError(
-                        f"cannot reach {url}: its host name could not be resolved ({lookup}); check base_url and the "
-                        "network (offline, point endpoints.default.base_url at a local server)",
-                        fatal=True, stage=stage,
-                    ) from None
-                if refused is not None:
-                    raise EndpointError(
-                        f"cannot reach {url}: nothing is listening there ({refused}); start the model server first, "
-                        "or check the port in base_url (endpoints.default.base_url)",
-                        fatal=True, stage=stage,
-                    ) from None
+            hopeless = None if self.history.has_reached(url) else not_worth_retrying(exc, url)
+            if hopeless is not None:
+                raise EndpointError(f"cannot reach {url}: {hopeless}", fatal=True, stage=stage) from None
             raise TransientError(f"connection failed ({exc.__cause__ or exc})", no_response=True) from None
         except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
             self.history.mark_reached(url)
