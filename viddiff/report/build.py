@@ -179,13 +179,7 @@ def cost_view(usages: Iterable[StageUsage]) -> CostView:
 
 def _video_view(label: str, ref: VideoRef, frames: Optional[VideoFrames], ctx: PageContext) -> VideoView:
     path = Path(ref.path)
-    src, note = None, None
-    if path.is_dir():
-        note = "a directory of frame images: no inline player"
-    elif not path.is_file():
-        note = "the file is missing: no inline player"
-    else:
-        src = media.embedded_video_url(path) if ctx.embed_videos else media.relative_url(path, ctx.page_dir)
+    src, note = media.player_source(path, ctx.page_dir, ctx.embed_videos)
     common = dict(label=label, path=str(path), name=path.name or str(path), src=src, embedded=bool(src) and ctx.embed_videos)
     if frames is None:
         unread = "could not be read when this report was written"

@@ -73,6 +73,15 @@ def embedded_video_url(path: Path) -> str:
     return f"data:{mime};base64," + base64.b64encode(data).decode("ascii")
 
 
+def player_source(path: Path, page_dir: Path, embed: bool) -> tuple[Optional[str], Optional[str]]:
+    """A video's ``<video src>`` (a relative URL, or the file itself with ``embed``) or ``None``, and why not."""
+    if path.is_dir():
+        return None, "a directory of frame images: no inline player"
+    if not path.is_file():
+        return None, "the file is missing: no inline player"
+    return (embedded_video_url(path) if embed else relative_url(path, page_dir)), None
+
+
 def safe_name(text: str, max_chars: int = 80) -> str:
     """A file-name-safe form of a dataset key: no separators, no ``..``, never empty."""
     cleaned = "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:max_chars].strip(".")

@@ -129,11 +129,5 @@ def _page(
 
 def _video(label: str, path_text: str, role: Optional[str], ctx: PageContext) -> TaskVideo:
     path = Path(path_text)
-    src, note = None, None
-    if path.is_dir():
-        note = "a directory of frame images: no inline player"
-    elif not path.is_file():
-        note = "the file is missing: no inline player"
-    else:
-        src = media.embedded_video_url(path) if ctx.embed_videos else media.relative_url(path, ctx.page_dir)
+    src, note = media.player_source(path, ctx.page_dir, ctx.embed_videos)
     return TaskVideo(label=label, role=role, path=str(path), name=path.name, src=src, embedded=bool(src) and ctx.embed_videos, note=note)
