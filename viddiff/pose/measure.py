@@ -118,11 +118,11 @@ def decide(evidence: Evidence, margins: dict[str, float]) -> tuple[Optional[Lett
     a, b = evidence.value_a, evidence.value_b
     kind = QUANTITIES[evidence.measurement.quantity].margin
     unit = evidence.unit
-    numbers = f"{evidence.label}: A {_shown(a, unit)}, B {_shown(b, unit)}"
+    numbers = f"{evidence.label}: A {shown_value(a, unit)}, B {shown_value(b, unit)}"
     if kind in ("angle", "length"):
         margin = margins["angle_deg" if kind == "angle" else "length"]
         decisive = abs(a - b) > margin
-        gap = f"B − A = {_shown(b - a, unit, signed=True)}, margin {_shown(margin, unit)}"
+        gap = f"B − A = {shown_value(b - a, unit, signed=True)}, margin {shown_value(margin, unit)}"
     else:
         ratio = margins[f"{kind}_ratio"]
         low, high = sorted((abs(a), abs(b)))
@@ -141,8 +141,8 @@ def describe_evidence(evidence: Evidence) -> str:
     if evidence.status != "measured":
         return f"{evidence.label}: not measured reliably ({evidence.reason})"
     return (
-        f"{evidence.label}: video A {_shown(evidence.value_a, evidence.unit)}, "
-        f"video B {_shown(evidence.value_b, evidence.unit)}"
+        f"{evidence.label}: video A {shown_value(evidence.value_a, evidence.unit)}, "
+        f"video B {shown_value(evidence.value_b, evidence.unit)}"
     )
 
 
@@ -243,9 +243,10 @@ def _rounded(values: np.ndarray) -> list[Optional[float]]:
     return [round(float(v), _DIGITS) if np.isfinite(v) else None for v in values]
 
 
-def _shown(value: float, unit: str, *, signed: bool = False) -> str:
+def shown_value(value: float, unit: str, *, signed: bool = False) -> str:
+    """A measured value as people read it: three significant digits and its unit ("92.1°", "0.41 s")."""
     number = f"{value:+.3g}" if signed else f"{value:.3g}"
     return f"{number}{unit}" if unit == "°" else f"{number} {unit}"
 
 
-__all__ = ["Settings", "VideoMeasures", "decide", "describe_evidence", "measure"]
+__all__ = ["Settings", "VideoMeasures", "decide", "describe_evidence", "measure", "shown_value"]

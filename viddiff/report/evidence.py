@@ -9,7 +9,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from viddiff.pose.drawing import draw_skeleton
-from viddiff.pose.measure import describe_evidence
+from viddiff.pose.measure import shown_value
 from viddiff.report.timeline import stage_colour
 from viddiff.report.views import EvidencePlot, EvidenceView, PlotLine, PlotMarker, PlotStage, PlotTick
 from viddiff.schema import Evidence, EvidencePoint
@@ -20,14 +20,12 @@ _LEFT, _RIGHT, _TOP, _BOTTOM = 64.0, 12.0, 14.0, 38.0
 
 def evidence_view(evidence: Evidence, stage_names: Sequence[str]) -> EvidenceView:
     measured = evidence.status == "measured"
-    text = describe_evidence(evidence)
-    values = text.split(": ", 1)[1].split(", ") if measured else ["", ""]
     frames = f"{len(evidence.frames_a)} frames of A, {len(evidence.frames_b)} of B" if evidence.frames_a or evidence.frames_b else ""
     return EvidenceView(
         label=evidence.label,
         measured=measured,
-        value_a=values[0].removeprefix("video A ") if measured else "",
-        value_b=values[1].removeprefix("video B ") if measured else "",
+        value_a=shown_value(evidence.value_a, evidence.unit) if measured else "",
+        value_b=shown_value(evidence.value_b, evidence.unit) if measured else "",
         reason=evidence.reason,
         estimator=evidence.estimator or "stage durations from the segmentation (no pose model)",
         frames=frames,
