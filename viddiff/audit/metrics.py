@@ -18,15 +18,13 @@ from __future__ import annotations
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict
-from scipy.stats import beta
 
 from viddiff.eval.groups import group_by, key_order, natural_order, split_order
+from viddiff.eval.stats import Rate, proportion
 
 Answer = Optional[Literal["a", "b", "c"]]
 """A verdict; ``None`` = no valid answer (invalid, or the sample failed) — never a decision."""
 _FLIP = {"a": "b", "b": "a"}
-_ALPHA = 0.05
-"""Two-sided: 95% intervals."""
 
 
 class AuditRecord(BaseModel):
@@ -51,18 +49,6 @@ class AuditRecord(BaseModel):
     @property
     def labelled(self) -> bool:
         return self.gt in ("a", "b")
-
-
-class Rate(BaseModel):
-    """``count`` of ``n`` with a 95% interval; ``value`` is ``None`` when ``n`` is 0."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    n: int
-    count: float
-    value: Optional[float]
-    ci_low: Optional[float]
-    ci_high: Optional[float]
 
 
 class Unanswered(BaseModel):
@@ -133,20 +119,6 @@ class AuditMetrics(BaseModel):
     records: list[AuditRecord]
 
 
-def proportion(count: float, n: int) -> Rate:
-    """``count / n`` with the exact (Clopper-Pearson) 95% interval.
-
-    ``count`` may be fractional (a sum of per-statement scores in [0, 1]); the same beta quantiles then
-    give the interval, which is conservative there: a score in [0, 1] with mean ``p`` varies no more than
-    a 0/1 outcome with mean ``p``.
-    """
-    if n == 0:
-        return Rate(n=0, count=0, value=None, ci_low=None, ci_high=None)
-    if not 0 <= count <= n:
-        raise ValueError(f"need 0 <= count <= n, got count={count}, n={n}")
-    low = float(beta.ppf(_ALPHA / 2, count, n - count + 1)) if count > 0 else 0.0
-    high = float(beta.ppf(1 - _ALPHA / 2, count + 1, n - count)) if count < n else 1.0
-    return Rate(n=n, count=count, value=count / n, ci_low=low, ci_high=high)
 
 
 def audit_stats(records: list[AuditRecord]) -> AuditStats:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Optional
 
 from pydantic import BaseModel, ConfigDict
-from scipy.stats import binomtest
+from scipy.stats import beta, binomtest
 
 
 class Accuracy(BaseModel):
@@ -58,3 +58,31 @@ def mean_of(values: list[Optional[float]]) -> Optional[float]:
     """Unweighted mean of the defined values (the benchmark's "Avg" over splits)."""
     present = [v for v in values if v is not None]
     return sum(present) / len(present) if present else None
+
+
+class Rate(BaseModel):
+    """``count`` of ``n`` with a 95% interval; ``value`` is ``None`` when ``n`` is 0."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    n: int
+    count: float
+    value: Optional[float]
+    ci_low: Optional[float]
+    ci_high: Optional[float]
+
+
+def proportion(count: float, n: int) -> Rate:
+    """``count / n`` with the exact (Clopper-Pearson) 95% interval.
+
+    ``count`` may be fractional (a sum of per-statement scores in [0, 1]); the same beta quantiles then
+    give the interval, which is conservative there: a score in [0, 1] with mean ``p`` varies no more than
+    a 0/1 outcome with mean ``p``.
+    """
+    if n == 0:
+        return Rate(n=0, count=0, value=None, ci_low=None, ci_high=None)
+    if not 0 <= count <= n:
+        raise ValueError(f"need 0 <= count <= n, got count={count}, n={n}")
+    low = float(beta.ppf(0.025, count, n - count + 1)) if count > 0 else 0.0
+    high = float(beta.ppf(0.975, count + 1, n - count)) if count < n else 1.0
+    return Rate(n=n, count=count, value=count / n, ci_low=low, ci_high=high)

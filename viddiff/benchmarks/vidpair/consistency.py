@@ -16,7 +16,8 @@ from __future__ import annotations
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict
-from scipy.stats import binomtest
+
+from viddiff.eval.stats import Rate, proportion
 
 YesNo = Literal["yes", "no"]
 
@@ -36,43 +37,24 @@ class PairedAnswer(BaseModel):
     answer_adversarial: Optional[YesNo]
 
 
-class Share(BaseModel):
-    """``count`` of ``n`` with its exact 95% interval; ``value`` is ``None`` when ``n`` is 0."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    n: int
-    count: int
-    value: Optional[float]
-    ci_low: Optional[float]
-    ci_high: Optional[float]
-
-
-def share(count: int, n: int) -> Share:
-    if n == 0:
-        return Share(n=0, count=0, value=None, ci_low=None, ci_high=None)
-    ci = binomtest(count, n).proportion_ci(confidence_level=0.95, method="exact")
-    return Share(n=n, count=count, value=count / n, ci_low=float(ci.low), ci_high=float(ci.high))
-
-
 class PairConsistency(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     n_questions: int
     """Yes/no questions asked of both videos of a pair."""
-    answer_flip_rate: Share
+    answer_flip_rate: Rate
     """Truth differs between the videos, both answered: the answers differ too."""
-    steady_rate: Share
+    steady_rate: Rate
     """Truth the same on both videos, both answered: the answers agree."""
-    pair_accuracy: Share
+    pair_accuracy: Rate
     """Right on both videos, over every paired question."""
-    yes_share: Share
+    yes_share: Rate
     gt_yes_share: Optional[float]
     yes_share_diff: Optional[float]
     """``yes_share - gt_yes_share`` over the same valid answers (0 = no yes-bias)."""
-    false_yes_rate: Share
+    false_yes_rate: Rate
     """Valid answers to questions whose truth is no, answered yes (the usual false-positive rate)."""
-    adversarial_false_yes_rate: Share
+    adversarial_false_yes_rate: Rate
     """The same, on the adversarial videos only."""
 
 
@@ -84,21 +66,21 @@ def pair_consistency(records: list[PairedAnswer]) -> PairConsistency:
         (r.truth_adversarial, r.answer_adversarial, "adversarial") for r in records
     ]
     valid = [(t, a, role) for t, a, role in answers if a is not None]
-    yes = share(sum(a == "yes" for _, a, _ in valid), len(valid))
+    yes = proportion(sum(a == "yes" for _, a, _ in valid), len(valid))
     gt_yes = sum(t == "yes" for t, _, _ in valid) / len(valid) if valid else None
     truth_no = [(a, role) for t, a, role in valid if t == "no"]
     adversarial_no = [a for a, role in truth_no if role == "adversarial"]
     return PairConsistency(
         n_questions=len(records),
-        answer_flip_rate=share(sum(r.answer_positive != r.answer_adversarial for r in differ), len(differ)),
-        steady_rate=share(sum(r.answer_positive == r.answer_adversarial for r in same), len(same)),
-        pair_accuracy=share(
+        answer_flip_rate=proportion(sum(r.answer_positive != r.answer_adversarial for r in differ), len(differ)),
+        steady_rate=proportion(sum(r.answer_positive == r.answer_adversarial for r in same), len(same)),
+        pair_accuracy=proportion(
             sum(r.answer_positive == r.truth_positive and r.answer_adversarial == r.truth_adversarial for r in records),
             len(records),
         ),
         yes_share=yes,
         gt_yes_share=gt_yes,
         yes_share_diff=None if yes.value is None or gt_yes is None else yes.value - gt_yes,
-        false_yes_rate=share(sum(a == "yes" for a, _ in truth_no), len(truth_no)),
-        adversarial_false_yes_rate=share(sum(a == "yes" for a in adversarial_no), len(adversarial_no)),
+        false_yes_rate=proportion(sum(a == "yes" for a, _ in truth_no), len(truth_no)),
+        adversarial_false_yes_rate=proportion(sum(a == "yes" for a in adversarial_no), len(adversarial_no)),
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from viddiff.benchmarks.vidpair.consistency import Share
+from viddiff.eval.stats import Rate
 from viddiff.benchmarks.vidpair.scoring import GroupScores, VidPairMetrics, VidPairRecord
 from viddiff.config import Config
 from viddiff.eval.csv_cells import write_records_csv
@@ -59,7 +59,7 @@ def release_rows(metrics: VidPairMetrics) -> tuple[list[str], list[list[str]]]:
     return _RELEASE_HEAD, rows
 
 
-def _share(s: Share) -> str:
+def _share(s: Rate) -> str:
     return "-" if s.value is None else f"{pct(s.value)} ({s.count}/{s.n})"
 
 

@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from viddiff.backends.chat import ChatModel
 from viddiff.benchmarks.vidpair.answers import fragile_trigger, lenient_letters, read_letters, read_yes_no
 from viddiff.benchmarks.vidpair.binary import BinaryCounts, BinaryItem, BinaryScores, ItemOutcome, binary_scores, score_entries
-from viddiff.benchmarks.vidpair.consistency import PairConsistency, PairedAnswer, Share, pair_consistency, share
+from viddiff.benchmarks.vidpair.consistency import PairConsistency, PairedAnswer, pair_consistency
+from viddiff.eval.stats import Rate, proportion
 from viddiff.benchmarks.vidpair.data import VidPairDataset, VidPairQuestion
 from viddiff.benchmarks.vidpair.judge import JUDGE_STAGE, DescriptionScoreAnswer, judge_open
 from viddiff.benchmarks.vidpair.mcq import ChoiceItem, MCQCounts, MCQScores, mcq_scores, score_choice_entries
@@ -123,7 +124,7 @@ class VidPairMetrics(BaseModel):
     """Questions without an answer (failed samples, or absent from the file), by question type."""
     skipped_entries: list[SkippedEntry]
     fragile: FragileReadings
-    strict_accuracy: dict[str, Share]
+    strict_accuracy: dict[str, Rate]
     """Ours: share of questions answered right, every missing, invalid or skipped answer counted wrong."""
     consistency: PairConsistency
     """Ours: the audit's consistency and bias numbers on the pairs (binary questions)."""
@@ -216,7 +217,7 @@ def score_vidpair(
         ],
         fragile=_fragile(records, sum((c for c, _ in choice_results.values()), MCQCounts())),
         strict_accuracy={
-            t: share(sum(r.correct is True for r in records if r.question_type == t), len(by_type[t]))
+            t: proportion(sum(r.correct is True for r in records if r.question_type == t), len(by_type[t]))
             for t in ("binary", "multiple_choice")
             if by_type[t]
         },
