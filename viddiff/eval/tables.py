@@ -10,6 +10,11 @@ def pct(x: Optional[float]) -> str:
     return "-" if x is None else f"{100 * x:.1f}"
 
 
+def signed_pct(x: Optional[float]) -> str:
+    """A difference of rates in percentage points with its sign (``+4.2``), ``-`` when undefined."""
+    return "-" if x is None else f"{100 * x:+.1f}"
+
+
 def text_table(head: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(str(c)) for c in col) for col in zip(head, *rows)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(head, widths)).rstrip()]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from viddiff.benchmarks.vidpair.scoring import VidPairMetrics
-from viddiff.eval.tables import md_table, pct
+from viddiff.eval.tables import md_table, pct, signed_pct
 
 Getter = Callable[[VidPairMetrics], Optional[float]]
 
@@ -47,10 +47,6 @@ ROWS: list[tuple[str, str, Getter]] = [
 ]
 
 
-def _signed(x: Optional[float]) -> str:
-    return "-" if x is None else f"{100 * x:+.1f}"
-
-
 def compare_answering(single: VidPairMetrics, pair_aware: VidPairMetrics) -> tuple[dict[str, Any], str]:
     """The ``metrics.json`` payload and ``report.md`` of the comparison."""
     rows = []
@@ -59,8 +55,8 @@ def compare_answering(single: VidPairMetrics, pair_aware: VidPairMetrics) -> tup
         a, b = get(single), get(pair_aware)
         delta = None if a is None or b is None else b - a
         payload.append({"source": source, "metric": name, "single_video": a, "pair_aware": b, "change": delta})
-        show = _signed if name in SIGNED else pct
-        rows.append([source, name, show(a), show(b), _signed(delta)])
+        show = signed_pct if name in SIGNED else pct
+        rows.append([source, name, show(a), show(b), signed_pct(delta)])
     head = ["source", "metric (x100)", "single video (paper)", "pair-aware (beyond the paper)", "change"]
     counts = (
         f"single video: {sum(single.invalid_answers.values())} invalid, {sum(single.no_response.values())} without an answer; "

@@ -14,7 +14,7 @@ from viddiff.benchmarks.vidpair.scoring import GroupScores, VidPairMetrics, VidP
 from viddiff.config import Config
 from viddiff.eval.csv_cells import write_records_csv
 from viddiff.eval.report import make_output_dir, provenance, write_scored
-from viddiff.eval.tables import md_table, pct, text_table
+from viddiff.eval.tables import md_table, pct, signed_pct, text_table
 
 QUESTIONS_FILE = "questions.csv"
 PUBLISHED_NOTE = (
@@ -30,10 +30,6 @@ _RELEASE_HEAD = [
 ]
 
 
-def _pct_signed(x: Optional[float]) -> str:
-    return "-" if x is None else f"{100 * x:+.1f}"
-
-
 def _group_row(label: str, g: GroupScores) -> list[str]:
     b, m = g.binary, g.mcq
     units = f"{b.counts.vid_pair_total}+{b.counts.text_pair_total}" if b else "-"
@@ -43,7 +39,7 @@ def _group_row(label: str, g: GroupScores) -> list[str]:
         pct(b.video_pair_acc) if b else "-",
         pct(b.weighted_acc) if b else "-",
         pct(b.fp_rate) if b else "-",
-        _pct_signed(b.pct_diff) if b else "-",
+        signed_pct(b.pct_diff) if b else "-",
         pct(m.f1) if m else "-",
         pct(m.pair_acc) if m else "-",
         units,
@@ -73,7 +69,7 @@ def ours_rows(metrics: VidPairMetrics) -> tuple[list[str], list[list[str]]]:
         ["pair: answer steady where the truth is", _share(c.steady_rate)],
         ["pair: right on both videos", _share(c.pair_accuracy)],
         ["yes share (truth's share)", f"{_share(c.yes_share)} ({pct(c.gt_yes_share)})"],
-        ["yes share difference", _pct_signed(c.yes_share_diff)],
+        ["yes share difference", signed_pct(c.yes_share_diff)],
         ["false yes rate (truth no)", _share(c.false_yes_rate)],
         ["false yes rate, adversarial video", _share(c.adversarial_false_yes_rate)],
     ]
