@@ -267,3 +267,18 @@ def test_a_refused_connection_after_the_server_answered_is_retried(caplog: pytes
     with caplog.at_level("INFO", logger="viddiff.backends.llm"), pytest.raises(EndpointError, match="3 attempts"):
         client.complete_text_sync(CALL, [user_message("again")])
     assert len([r for r in caplog.records if "retry" in r.getMessage()]) == 2
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["Invalid payload: messages must be a list", "Failed to parse the request payload as JSON",
+     "Unknown parameter: 'context_window_size'"],
+)
+def test_a_400_that_only_mentions_payload_or_context_gets_no_size_hint(message: str) -> None:
+    """Words like "payload" or "context window" alone do not say the request was too large: sending smaller
+    images would not help, so the error does not suggest it."""
+    with FakeOpenAIServer(_refuse(400, message)) as server:
+        with pytest.raises(EndpointError) as info:
+            _client(server).complete_text_sync(CALL, [user_message("q")], stage="differencer")
+    assert message in str(info.value)
+    assert IMAGE_HINT["differencer"] not in str(info.value) and "too long" not in str(info.value)

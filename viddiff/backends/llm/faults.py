@@ -26,7 +26,8 @@ RETRYABLE_STATUS = frozenset({408, 409, 429})
 """Besides every 5xx."""
 MAX_SERVER_MESSAGE_CHARS = 1000
 _TOO_LARGE = re.compile(
-    r"context.length|context.window|maximum context|payload|request entity|request (is )?too (large|long)|"
+    r"context.(length|window).{0,40}(exceed|too)|maximum context|payload.{0,30}(too large|too big|exceed|limit)|"
+    r"request entity|request (is )?too (large|long)|"
     r"request size|too many images|image.{0,40}(too large|too big|exceed|dimension)|"
     r"(prompt|input).{0,30}(too long|too large|exceed)",
     re.IGNORECASE,
