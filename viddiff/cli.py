@@ -401,7 +401,7 @@ def _add_pose(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPa
     )
     pose.add_argument(
         "--fps", type=float,
-        help=f"frames per second to estimate at (default: pose.fps, i.e. {Config().pose.fps}, and 30 when that is unset)",
+        help="frames per second to estimate at (default: pose.fps, i.e. unset, which means 30)",
     )
     pose.add_argument(
         "--fps-original", type=float, metavar="FPS",

@@ -37,7 +37,6 @@ PAIRS_FILE = "pairs/pairs.json"
 METADATA_FILE = "metadata.csv"
 LAYOUT_FILE = "DATA_LAYOUT.md"
 VIDEO_PATH_FIELDS = ("repo_video_path", "video_path")
-JSON_FIELDS = ("choices_json", "option_map_json", "mask_flags_json")
 ID_LIKE_FIELDS = ("id", "story_id", "video_id", "sample_id")
 """Fields that may hold a story id such as ``action_0002`` (the aspect is its part before the last ``_``)."""
 
