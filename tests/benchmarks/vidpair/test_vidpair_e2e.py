@@ -79,6 +79,25 @@ def test_eval_rescores_the_predictions_to_the_same_numbers(run_dir: Path, synth:
     assert again["consistency"] == first["consistency"]
 
 
+def test_eval_whose_judge_answers_stay_invalid_exits_1_and_says_so(run_dir: Path, synth: Path, tmp_path: Path, capsys) -> None:
+    """Open-ended questions the judge could not grade are left out of our open score: the score is incomplete,
+    as it is for ViDiC-1K and VidDiffBench, and the command says so instead of exiting 0."""
+    from viddiff.testing import offline_overrides
+    from viddiff.testing.fake_openai import FakeOpenAIServer
+
+    out = tmp_path / "eval"
+    with FakeOpenAIServer(lambda req: "no idea") as server, pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", "dummy-key")
+        sets = [a for item in offline_overrides(server.base_url, str(tmp_path / "c.sqlite")) for a in ("--set", item)]
+        args = ["-q", "eval", "--benchmark", "vidpair-halluc", "--dataset", str(synth), "--predictions", str(run_dir / "predictions.json")]
+        code = main([*args, "--output", str(out), *sets, "--set", "eval.max_reasks=0"])
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    failures = json.loads((out / "metrics.json").read_text())["metrics"]["judge_failures"]
+    assert code == 1 and len(failures) == 4
+    assert last.startswith("viddiff: the scores are incomplete: the judge's answers stayed invalid for 4 open-ended questions")
+    assert str(out / "metrics.json") in last and "vidpair.judge.model" in last
+
+
 def test_the_report_shows_both_videos_of_a_pair_with_each_question_and_answer(run_dir: Path) -> None:
     pages = sorted((run_dir / "report").glob("0000-*.html"))
     assert len(pages) == 1

@@ -123,6 +123,16 @@ class VidPairHalluc(Benchmark):
             failed_samples=failed_samples,
         )
 
+    def incomplete_scores(self, metrics: VidPairMetrics, metrics_file: Path) -> str:  # type: ignore[override]
+        n = len(metrics.judge_failures)
+        if not n:
+            return ""
+        return (
+            f"the scores are incomplete: the judge's answers stayed invalid for {n} open-ended question"
+            f"{'s' if n != 1 else ''} (left out of our open-ended score); see judge_failures in {metrics_file}, then "
+            "score again with more re-asks (--set eval.max_reasks=N) or another judge (--set vidpair.judge.model=...)"
+        )
+
     def format_table(self, metrics: VidPairMetrics) -> str:  # type: ignore[override]
         return format_vidpair_table(metrics)
 
