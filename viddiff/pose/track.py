@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Optional
 import numpy as np
 
 from viddiff.cache import hash_key
+from viddiff.errors import PoseUnavailableError
 from viddiff.pose.estimators import PoseEstimator
 from viddiff.pose.kinematics import Kinematics, compute_kinematics
 from viddiff.pose.skeleton import JOINTS
@@ -110,9 +111,10 @@ def _checked(result: tuple[np.ndarray, np.ndarray], n_frames: int, label: str) -
     xy, confidence = (np.asarray(a, dtype=np.float64) for a in result)
     expected = (n_frames, len(JOINTS))
     if xy.shape != (*expected, 2) or confidence.shape != expected:
-        raise ValueError(
+        raise PoseUnavailableError(
             f"pose estimator {label} returned keypoints {xy.shape} and confidences {confidence.shape}; "
-            f"expected {(*expected, 2)} and {expected}"
+            f"expected {(*expected, 2)} and {expected} (frames, joints of viddiff.pose.skeleton.JOINTS): fix the "
+            "plug-in, or choose another estimator with pose.estimator"
         )
     confidence = np.clip(np.nan_to_num(confidence, nan=0.0), 0.0, 1.0)
     xy = np.where((confidence > 0)[..., None], xy, np.nan)
