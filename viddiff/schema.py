@@ -260,6 +260,48 @@ class MeasurementSpec(_Model):
     """The statement is more true of the video whose value is greater (or smaller)."""
 
 
+ViewLabel = Literal["front", "back", "side", "oblique", "unknown"]
+
+
+class CameraView(_Model):
+    """Where the camera stands relative to the measured body, over the frames a measurement rests on.
+
+    2D joint angles of one movement differ between camera views by more than any difference a coach cares
+    about, so a body-angle comparison is only made between videos whose views agree (docs/pose.md).
+    """
+
+    label: ViewLabel
+    """``front`` (the person faces the camera), ``back``, ``side`` or ``oblique``; ``unknown`` when too few
+    frames show the torso."""
+    yaw_deg: Optional[float] = None
+    """The body's yaw relative to the camera, in degrees in (-180, 180]: 0 = facing the camera, +90 = the
+    person's left side towards the camera, -90 = their right side, 180 = back to the camera. ``None`` when
+    unknown. The front/back ambiguity of 2D geometry is resolved from the face keypoints where possible."""
+    spread_deg: Optional[float] = None
+    """How much the yaw varies over the frames (a turning person): half the interquartile range, degrees."""
+    frames: int = 0
+    """Frames the estimate rests on."""
+    method: str = ""
+    """How it was estimated, e.g. "3D world landmarks" or "2D torso geometry"."""
+
+
+class SubjectInfo(_Model):
+    """Who was measured in a video: how many people were seen, which one was chosen, and how well they were followed."""
+
+    people_max: int = 0
+    """The most people seen in any one sampled frame (0: nobody was found)."""
+    frames_with_others: int = 0
+    """Sampled frames in which someone besides the measured person was seen."""
+    rule: str = ""
+    """How the measured person was chosen, in words (the documented rule, or the ``pose.subject`` override)."""
+    position: Optional[tuple[float, float]] = None
+    """The measured person's median hip centre as fractions of the frame's width and height (to mark them)."""
+    identity_gaps: int = 0
+    """Sampled frames left as gaps because the measured person could not be told apart from someone else."""
+    side_unresolved: int = 0
+    """Sampled frames whose left/right labels could not be settled (gaps for one-side quantities)."""
+
+
 class EvidencePoint(_Model):
     """The measured quantity at one keyframe, and the body pose there (for drawing the skeleton)."""
 
@@ -310,6 +352,12 @@ class Evidence(_Model):
     curve: Optional[EvidenceCurve] = None
     keyframes_a: list[EvidencePoint] = Field(default_factory=list)
     keyframes_b: list[EvidencePoint] = Field(default_factory=list)
+    view_a: Optional[CameraView] = None
+    view_b: Optional[CameraView] = None
+    """Each video's camera view relative to the body over the measured frames (``None`` for durations)."""
+    subject_a: Optional[SubjectInfo] = None
+    subject_b: Optional[SubjectInfo] = None
+    """Who was measured in each video, and how many people were seen (``None`` for durations)."""
 
     @model_validator(mode="after")
     def _numbers_only_when_measured(self) -> "Evidence":
