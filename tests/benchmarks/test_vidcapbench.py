@@ -66,7 +66,7 @@ def test_captions_accept_video_or_video_dir_and_refuse_mistakes(synth: Path) -> 
         {"question": "Describe the video in detail.", "video": "video_main_0.mp4", "model_generation": "one"},
         {"video_dir": "/somewhere/else/Tarsier_1.mp4", "model_generation": "two"},
     ]
-    assert load_captions(rows, dataset) == {"video_main_0.mp4": "one", "Tarsier_1.mp4": "two", "videos_qa_2.mp4": ""}
+    assert load_captions(rows, dataset) == {"video_main_0.mp4": "one", "Tarsier_1.mp4": "two"}  # videos_qa_2: missing
     with pytest.raises(PredictionFormatError, match=r"(?s)a second caption for 'Tarsier_1.mp4'.*'nope.mp4' is not in the dataset"):
         load_captions([*rows, rows[1], {"video": "nope.mp4", "model_generation": "x"}], dataset)
     with pytest.raises(PredictionFormatError, match="'model_generation' must be the caption text"):
