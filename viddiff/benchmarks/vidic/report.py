@@ -108,8 +108,14 @@ def _notes(metrics: VidicMetrics) -> list[str]:
     if metrics.empty_responses:
         items = sum(1 for r in metrics.records if r.status == "no_response")
         notes.append(
-            f"{len(metrics.empty_responses)} pair(s) with an empty or missing response: not judged, "
-            f"their {items} item(s) counted wrong."
+            f"{len(metrics.empty_responses)} pair(s) with an empty or missing response: "
+            f"{items} of their items not judged, counted wrong."
+        )
+    unread = sum(1 for r in metrics.records if r.status == "judged" and r.judge_answer not in ("yes", "no"))
+    if unread:
+        notes.append(
+            f"{unread} judge answer(s) read as neither yes nor no (vidic.answer_reading=as_released: counted wrong, "
+            "as released)."
         )
     if metrics.judge_failures:
         notes.append(
@@ -168,5 +174,5 @@ def format_vidic_markdown(metrics: VidicMetrics, summary: dict[str, Any]) -> str
         lines += ["", "## Judge failures (counted wrong)", ""]
         lines += [f"- pair {f.index} ({f.sample_key}), item {f.key}: {f.problem}" for f in metrics.judge_failures]
     if metrics.empty_responses:
-        lines += ["", "## Empty responses (every item counted wrong)", "", ", ".join(metrics.empty_responses)]
+        lines += ["", "## Empty or missing responses", "", ", ".join(metrics.empty_responses)]
     return "\n".join(lines) + "\n"
