@@ -51,7 +51,11 @@ def vidic_summary(
         "prompt_version": metrics.prompt_version,
         "prompt_sha256": metrics.prompt_sha256,
         "prompt_sources": metrics.prompt_sources,
-        "eval_settings": {"max_reasks": cfg.eval.max_reasks},
+        "eval_settings": {
+            "max_reasks": cfg.eval.max_reasks,
+            "empty_response": cfg.vidic.empty_response,
+            "answer_reading": cfg.vidic.answer_reading,
+        },
         "counts": {
             "samples": metrics.n_samples,
             "items": metrics.n_items,
@@ -152,7 +156,8 @@ def format_vidic_markdown(metrics: VidicMetrics, summary: dict[str, Any]) -> str
         f"({counts['difference_items']} difference, {counts['similarity_items']} similarity)",
         f"- judge: {metrics.judge_model}; prompt version: {metrics.prompt_version} "
         f"(templates sha256 {metrics.prompt_sha256[:12]}); "
-        f"re-asks: {summary['eval_settings']['max_reasks']}",
+        f"re-asks: {summary['eval_settings']['max_reasks']}; judge replies read "
+        f"{summary['eval_settings']['answer_reading']}; blank responses: {summary['eval_settings']['empty_response']}",
         f"- seed: {summary['seed']}; evaluated {summary['timestamp']} with viddiff {summary['viddiff_version']}",
         "",
         f"## {title(metrics)}",
