@@ -446,12 +446,22 @@ class VidicConfig(_Section):
     judge: ModelCallConfig = Field(default_factory=lambda: ModelCallConfig(model="gpt-5-mini", temperature=None))
     prompt_files: VidicPromptFiles = Field(default_factory=VidicPromptFiles)
     """Your own checklist-judge templates; ``null`` entries keep the built-in ones."""
+    empty_response: Literal["wrong", "judge"] = "wrong"
+    """A pair whose response is there but blank. ``wrong``: not sent to the judge, every item wrong (saying
+    nothing must not collect the similarity items, whose answer is the judge's default). ``judge``: judged like
+    any text, as released. A pair the file has no response for is wrong either way (released: ``error``)."""
+    answer_reading: Literal["structured", "as_released"] = "structured"
+    """How the judge's reply is read. ``structured``: JSON of the answer's schema, ``answer`` compared without
+    case or surrounding spaces, an invalid reply re-asked (``eval.max_reasks``). ``as_released``: free text, no
+    re-ask; a JSON object (bare or in a json code block) or else an ``answer: yes|no|unsure`` pattern, the
+    answer lower-cased but not stripped (``" yes "`` counts wrong); nothing readable counts wrong."""
 
 
 
 class IfvidcapConfig(_Section):
     """IF-VidCap (instruction-following video captioning, ``caption`` mode); used when ``data.benchmark=ifvidcap``.
-    Defaults follow the released scorer (``generate_check_result.py``, ``metrics.py``) except ``span_budget``."""
+    Defaults follow the released scorer (``generate_check_result.py``, ``metrics.py``) except ``span_budget``,
+    ``on_judge_failure``, ``empty_response`` and ``missing_response`` (docs/faithfulness.md says why)."""
 
     hf_repo: str = "NJU-LINK/IF-VidCap"
     hf_revision: Optional[str] = None
@@ -474,6 +484,14 @@ class IfvidcapConfig(_Section):
     on_judge_failure: Literal["fail_item", "drop_video"] = "fail_item"
     """A judge that never answers validly, or a rule check that raises: ``fail_item`` counts that constraint
     as failed; ``drop_video`` leaves the whole video out of the metrics, as the released script does."""
+    empty_response: Literal["unsatisfied", "judge"] = "unsatisfied"
+    """A blank response (empty or whitespace). ``unsatisfied``: not sent to the judges, every constraint
+    unsatisfied. ``judge``: extracted and checked like any text, as released, so checks such as ``plain_text``
+    or an excluded keyword pass on nothing."""
+    missing_response: Literal["blank", "leave_out"] = "blank"
+    """An instruction the response file does not answer. ``blank``: scored as a blank response (see
+    ``empty_response``). ``leave_out``: its whole video is left out of the metrics, as released (the released
+    script scores only the videos the file holds, and drops one whose responses do not line up with its prompts)."""
     prompt_files: IfvidcapPromptFiles = Field(default_factory=IfvidcapPromptFiles)
     """Your own prompt texts; ``null`` entries keep the built-in ones."""
 
@@ -502,6 +520,13 @@ class VidcapbenchConfig(_Section):
     ``words`` (a substitute: regex words and punctuation marks, plus one end token)."""
     tokenizer_fallback: bool = True
     """Count with ``words`` (labelled as such in the metrics) when the SentencePiece model cannot be had."""
+    empty_caption: Literal["not_mentioned", "judge"] = "not_mentioned"
+    """A blank caption. ``not_mentioned``: no calls, each of its video's questions graded C. ``judge``: its
+    questions answered from the blank caption and graded, as released."""
+    missing_caption: Literal["not_mentioned", "leave_out"] = "not_mentioned"
+    """A video the caption file has no caption for. ``not_mentioned``: scored as a blank caption (see
+    ``empty_caption``). ``leave_out``: its questions leave every denominator and its caption the mean length,
+    as released (the released script only walks the caption file's lines)."""
     judge_reasks: int = Field(default=2, ge=0)
     """Re-asks after a structured grade that is not valid."""
     prompt_files: VidcapbenchPromptFiles = Field(default_factory=VidcapbenchPromptFiles)
@@ -561,6 +586,12 @@ class VidPairConfig(_Section):
     """Our own open-ended score's judge (the release publishes no open-ended scorer)."""
     judge_open: bool = True
     """Score open-ended answers with our judge; ``false`` leaves them unscored (no judge calls)."""
+    unanswered_question: Literal["skip_entry", "score_entry"] = "skip_entry"
+    """``videoqa`` scorer: an entry one of whose questions has no answer on any video. ``skip_entry``: the entry
+    is skipped, reading "no answer anywhere" as the question's key missing from the release's predictions file
+    (an ASSUMPTION about a file format the release does not publish). ``score_entry``: the release's reading
+    when the key is there without answers: the entry is scored under its other rules, the unanswered question
+    counted in ``gt_yes`` and in no unit."""
 
 
 BLAZEPOSE_TASK_URL = (

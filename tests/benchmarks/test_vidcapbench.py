@@ -5,6 +5,7 @@ SentencePiece model, from a file and from a local Hub server, and the labelled s
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Callable
 
@@ -66,7 +67,7 @@ def test_captions_accept_video_or_video_dir_and_refuse_mistakes(synth: Path) -> 
         {"question": "Describe the video in detail.", "video": "video_main_0.mp4", "model_generation": "one"},
         {"video_dir": "/somewhere/else/Tarsier_1.mp4", "model_generation": "two"},
     ]
-    assert load_captions(rows, dataset) == {"video_main_0.mp4": "one", "Tarsier_1.mp4": "two", "videos_qa_2.mp4": ""}
+    assert load_captions(rows, dataset) == {"video_main_0.mp4": "one", "Tarsier_1.mp4": "two"}  # videos_qa_2: missing
     with pytest.raises(PredictionFormatError, match=r"(?s)a second caption for 'Tarsier_1.mp4'.*'nope.mp4' is not in the dataset"):
         load_captions([*rows, rows[1], {"video": "nope.mp4", "model_generation": "x"}], dataset)
     with pytest.raises(PredictionFormatError, match="'model_generation' must be the caption text"):
@@ -218,6 +219,32 @@ def test_without_the_model_the_substitute_is_labelled_or_refused(tmp_path: Path,
         token_counter("google/flan-t5-base", data, fallback=False)
     with pytest.raises(DatasetError, match="no SentencePiece model file"):
         token_counter(str(tmp_path / "missing.model"), data, fallback=False)
+
+
+@pytest.mark.parametrize("endpoint", ["http://127.0.0.1:9", "http://hub.invalid"])  # refused; a name that resolves nowhere
+def test_an_unreachable_hub_is_asked_once_and_said_in_one_complete_line(
+    tmp_path: Path, monkeypatch, caplog: pytest.LogCaptureFixture, endpoint: str
+) -> None:
+    """huggingface_hub alone retried for 23 s (five backoff rounds), then gave a message cut mid-word."""
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", endpoint)
+    data = DataConfig(hf_cache_dir=str(tmp_path / "empty"))
+    with caplog.at_level(logging.INFO):
+        with pytest.raises(DatasetError) as err:
+            token_counter("google/flan-t5-base", data, fallback=False)
+        substitute = token_counter("google/flan-t5-base", data, fallback=True)
+    assert not [r for r in caplog.records if "Retrying" in r.getMessage()]  # no backoff rounds
+    message = str(err.value)
+    assert "\n" not in message and message.startswith(
+        f"vidcapbench.tokenizer: google/flan-t5-base unavailable: could not reach the Hugging Face hub at {endpoint} "
+        "for google/flan-t5-base/spiece.model: "
+    )
+    assert message.endswith("set vidcapbench.tokenizer=DIR/spiece.model, or set vidcapbench.tokenizer_fallback=true "
+                            "to count with the labelled 'words' substitute")
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warning.startswith("Conciseness: google/flan-t5-base unavailable: could not reach the Hugging Face hub")
+    assert warning.endswith("set vidcapbench.tokenizer=DIR/spiece.model") and "\n" not in warning
+    assert substitute.name.startswith("words (substitute: google/flan-t5-base unavailable: could not reach")
 
 
 def test_a_captions_file_that_is_not_utf8_is_named(synth: Path, tmp_path: Path) -> None:

@@ -288,7 +288,7 @@ def test_report_files(dataset, responses, make_cfg, tmp_path) -> None:
     assert "| all | 4 | 10 | 50.0 | 60.0 | 40.0 |" in report
     assert "| without VidDiffBench overlap | 3 | 7 | 42.9 | 66.7 | 25.0 |" in report
     assert "| playback technique | 1 | 1 | 0 | 100.0 | 100.0 | - |" in report
-    assert "Gemini-2.5-Pro Avg 69.3" in report and "## Empty responses" in report
+    assert "Gemini-2.5-Pro Avg 69.3" in report and "## Empty or missing responses" in report
     table = VIDIC.format_table(m)
     assert table.startswith(f"ViDiC-1K checklist accuracy (judge judge-model, prompt {PROMPT_VERSION})")
     assert "1 pair(s) with an empty or missing response" in table and "Per category (all pairs)" in table

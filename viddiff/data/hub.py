@@ -109,6 +109,41 @@ def fetch_missing(
         )
 
 
+def download_file(repo: str, filename: str, cache_dir: Optional[str], *, what: str) -> Path:
+    """One file of a model repo (a tokenizer model), from the Hugging Face cache or the Hub.
+
+    ``hf_hub_download`` alone retries a hub it cannot reach for about 25 s, then fails with a message about the
+    cache; here a cache miss is followed by one request without retries, so an unreachable hub (or
+    ``HF_HUB_OFFLINE`` without a cached copy) fails at once with a ``DatasetError`` of one complete line naming
+    ``what`` was wanted. The caller adds what to do instead.
+    """
+    from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    def fetch(cached_only: bool) -> Path:
+        return Path(
+            hf_hub_download(
+                repo_id=repo, filename=filename, cache_dir=cache_dir, local_files_only=cached_only, endpoint=hub_endpoint()
+            )
+        )
+
+    try:
+        return fetch(cached_only=True)
+    except LocalEntryNotFoundError:
+        if hub_offline():
+            raise DatasetError(f"HF_HUB_OFFLINE is set and the Hugging Face cache has no copy of {what}") from None
+    try:
+        get_hf_file_metadata(hf_hub_url(repo, filename, endpoint=hub_endpoint()), retry_on_errors=False)
+        return fetch(cached_only=False)
+    except Exception as exc:  # the hub raises many types (HTTP, connection, missing repo or file)
+        reason = unreachable_reason(exc)
+        if reason is not None:
+            raise DatasetError(
+                f"could not reach the Hugging Face hub at {hub_endpoint() or DEFAULT_ENDPOINT} for {what}: {reason}"
+            ) from None
+        raise DatasetError(f"could not get {what} from the Hugging Face hub: {type(exc).__name__}: {_short(str(exc))}") from None
+
+
 def unreachable(exc: BaseException, repo: str, revision: Optional[str]) -> None:
     """Raise the plain "could not reach the hub" error, with how to work offline, if ``exc`` says so."""
     reason = unreachable_reason(exc)

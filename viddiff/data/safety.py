@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from viddiff.errors import DatasetError
 
@@ -26,6 +26,25 @@ def check_text_size(value: str, cap: Optional[int]) -> None:
             f"{len(value):,} characters, more than data.max_text_chars={cap:,}; "
             "check the dataset file, or raise the cap with --set data.max_text_chars=N if the text is genuine"
         )
+
+
+def check_field_sizes(value: Any, cap: Optional[int], field: str) -> None:
+    """:func:`check_text_size` on ``value`` and every string (and key) nested in its objects and lists; the error
+    names the field that is too long by its path (``open_ended_check[0].check_items[1].question``)."""
+    if cap is None:
+        return
+    if isinstance(value, str):
+        try:
+            check_text_size(value, cap)
+        except DatasetError as exc:
+            raise DatasetError(f"field '{field}': {exc}") from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_field_sizes(str(key), cap, f"a key in {field}" if field else "a key")
+            check_field_sizes(item, cap, f"{field}.{key}" if field else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            check_field_sizes(item, cap, f"{field}[{index}]")
 
 
 @dataclass(frozen=True)

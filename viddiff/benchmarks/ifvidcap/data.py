@@ -30,7 +30,7 @@ from viddiff.benchmarks.ifvidcap.rules import RULE_TYPES
 from viddiff.config import DataConfig, IfvidcapConfig
 from viddiff.data.dataset import Dataset
 from viddiff.data import hub
-from viddiff.data.safety import VideoPaths, hf_storage_folder
+from viddiff.data.safety import VideoPaths, check_field_sizes, hf_storage_folder
 from viddiff.data.viddiffbench import read_rows, select_samples
 from viddiff.errors import DatasetError
 from viddiff.schema import Sample, VideoRef, VideoTask
@@ -133,17 +133,27 @@ def _read_json_file(path: Path) -> Any:
         raise DatasetError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
 
 
-def _prompts(path: Path) -> dict[str, list[dict[str, Any]]]:
+def _capped(value: Any, cap: Optional[int], where: str, field: str = "") -> None:
+    """``data.max_text_chars`` on every text in ``value``; the error starts with ``where`` (file and row)."""
+    try:
+        check_field_sizes(value, cap, field)
+    except DatasetError as exc:
+        raise DatasetError(f"{where}: {exc}") from None
+
+
+def _prompts(path: Path, cap: Optional[int]) -> dict[str, list[dict[str, Any]]]:
     raw = _read_json_file(path)
     if not isinstance(raw, dict):
         raise DatasetError(f"{path}: expected {{video_id: [prompt, ...]}}, got a {type(raw).__name__}")
-    for video_id, prompts in raw.items():
+    for index, (video_id, prompts) in enumerate(raw.items()):
+        _capped(video_id, cap, f"{path}: video {index}", "video_id")
         if not isinstance(prompts, list):
             raise DatasetError(f"{path}: video {video_id!r}: expected a list of prompts, got {type(prompts).__name__}")
         for k, prompt in enumerate(prompts):
             where = f"{path}: video {video_id!r} prompt {k}"
             if not isinstance(prompt, dict):
                 raise DatasetError(f"{where}: expected an object, got {type(prompt).__name__}")
+            _capped(prompt, cap, where)
             missing = [f for f in ("prompt_id", "generated_prompt") if f not in prompt]
             if missing:
                 raise DatasetError(f"{where}: missing {', '.join(missing)}")
@@ -190,8 +200,9 @@ def _checklists_from_table(path: Path, prompts: dict[str, list[dict[str, Any]]])
     return out
 
 
-def parse_checklist(raw: Any, where: str) -> Checklist:
-    """A checklist (an object or its JSON text); unknown rule types and malformed items name the item."""
+def parse_checklist(raw: Any, where: str, cap: Optional[int]) -> Checklist:
+    """A checklist (an object or its JSON text); unknown rule types, malformed items and texts longer than
+    ``cap`` (``data.max_text_chars``) name the item."""
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
@@ -199,6 +210,7 @@ def parse_checklist(raw: Any, where: str) -> Checklist:
             raise DatasetError(f"{where}: checklist is not valid JSON ({exc.msg})") from None
     if not isinstance(raw, dict):
         raise DatasetError(f"{where}: checklist must be an object, got {type(raw).__name__}")
+    _capped(raw, cap, where)
     try:
         checklist = Checklist.model_validate(raw)
     except ValidationError as exc:
@@ -213,10 +225,11 @@ def parse_checklist(raw: Any, where: str) -> Checklist:
     return checklist
 
 
-def _video_path(video_id: str, meta: dict[str, Any], root: Path) -> str:
+def _video_path(video_id: str, meta: dict[str, Any], root: Path, cap: Optional[int]) -> str:
     """The video's file: ``processed_path`` from the meta file, else the README's ``videos/<group>/<n>.mp4``."""
     entry = meta.get(video_id)
     if isinstance(entry, dict) and isinstance(entry.get("processed_path"), str):
+        check_field_sizes(entry["processed_path"], cap, "processed_path")
         return entry["processed_path"]
     group, _, number = video_id.rpartition("_")
     candidates = [f"video/preprocessed/{group}/{number}.mp4", f"videos/{group}/{number}.mp4"]
@@ -254,9 +267,10 @@ def _download_annotations(data: DataConfig, cfg: IfvidcapConfig) -> Path:
 # ------------------------------------------------------------------------------------------- loading
 
 
-def read_instructions(root: Path) -> list[Instruction]:
-    """Every instruction of the folder, in ``prompt.json`` order, with its checklist."""
-    prompts = _prompts(root / PROMPT_FILE)
+def read_instructions(root: Path, cap: Optional[int]) -> list[Instruction]:
+    """Every instruction of the folder, in ``prompt.json`` order, with its checklist; every text at most ``cap``
+    characters (``data.max_text_chars``)."""
+    prompts = _prompts(root / PROMPT_FILE, cap)
     if (root / CHECKLIST_FILE).is_file():
         source, checklists = root / CHECKLIST_FILE, _checklists_from_json(root / CHECKLIST_FILE)
     else:
@@ -289,7 +303,7 @@ def read_instructions(root: Path) -> list[Instruction]:
                     field=str(prompt.get("field", "")),
                     prompt=prompt["generated_prompt"],
                     constraints_used=[str(c) for c in prompt.get("constraints_used") or []],
-                    checklist=parse_checklist(raw, f"{source}: video {video_id!r} checklist {k}"),
+                    checklist=parse_checklist(raw, f"{source}: video {video_id!r} checklist {k}", cap),
                 )
             )
     return out
@@ -324,12 +338,11 @@ def load_ifvidcap(
     video_root = Path(data.video_root).expanduser().absolute() if data.video_root else root
     own = hf_storage_folder(root) if data.dataset == "hf" else root
     paths = VideoPaths.under(video_root, own, allow_outside=data.allow_paths_outside_root)
-    instructions = read_instructions(root)
+    instructions = read_instructions(root, data.max_text_chars)
     samples = []
     for ins in instructions:
-        rel = _video_path(ins.video_id, meta, video_root)
         try:
-            ref = VideoRef(path=paths.resolve(rel))
+            ref = VideoRef(path=paths.resolve(_video_path(ins.video_id, meta, video_root, data.max_text_chars)))
         except DatasetError as exc:
             raise DatasetError(f"{root / META_FILE}: video {ins.video_id!r}: {exc}") from None
         samples.append(

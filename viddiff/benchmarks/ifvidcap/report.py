@@ -55,7 +55,13 @@ def headline(metrics: IfvidcapMetrics) -> str:
 def notes(metrics: IfvidcapMetrics) -> list[str]:
     out = []
     if metrics.empty_responses:
-        out.append(f"{len(metrics.empty_responses)} instruction(s) with an empty response: not judged, every constraint unsatisfied.")
+        how = "judged as written" if metrics.settings.get("empty_response") == "judge" else "not judged, every constraint unsatisfied"
+        out.append(f"{len(metrics.empty_responses)} instruction(s) with a blank or missing response: {how}.")
+    if metrics.left_out_videos:
+        out.append(
+            f"{len(metrics.left_out_videos)} video(s) left out: the response file does not answer all their instructions "
+            "(ifvidcap.missing_response=leave_out)."
+        )
     if metrics.item_errors:
         how = "their videos are left out" if metrics.dropped_videos else "counted unsatisfied"
         out.append(f"{len(metrics.item_errors)} constraint(s) could not be checked ({how}; item_errors in metrics.json).")
@@ -81,6 +87,7 @@ def summary(metrics: IfvidcapMetrics, *, cfg: Config, dataset_source: str, datas
             "empty_responses": len(metrics.empty_responses),
             "item_errors": len(metrics.item_errors),
             "dropped_videos": len(metrics.dropped_videos),
+            "left_out_videos": len(metrics.left_out_videos),
         },
         "metrics": metrics.model_dump(mode="json", exclude={"outcomes"}),
     }

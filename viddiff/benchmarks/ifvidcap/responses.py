@@ -5,7 +5,8 @@ eval`` reads files in it from any inference script. Entries are matched to instr
 entries without one are matched by position within their video (the released scorer matches by position
 only, and its files carry the ``prompt_id`` of that position, so the two agree on its files). Videos the
 dataset selection does not hold are skipped (a selection scores part of a full file). Every problem is
-reported at once.
+reported at once. An instruction without an entry is missing (absent from :data:`Responses`), which
+``ifvidcap.missing_response`` decides about; one with ``""`` has a blank response.
 """
 
 from __future__ import annotations
@@ -23,10 +24,16 @@ logger = logging.getLogger(__name__)
 FORMAT_HELP = 'expected {"<video_id>": [{"field": ..., "prompt_id": "01", "response": "<text>"}, ...], ...}'
 
 Responses = dict[str, str]
-"""Sample key (``<video_id>/<prompt_id>``) -> response, for every sample of the dataset ("" = none)."""
+"""Sample key (``<video_id>/<prompt_id>``) -> response, for the samples the file answers."""
+MISSING_EFFECT = {
+    "blank": "they count as blank responses (ifvidcap.missing_response=blank)",
+    "leave_out": "their videos are left out of the metrics (ifvidcap.missing_response=leave_out)",
+}
 
 
-def load_responses(path_or_obj: Union[str, Path, dict[str, Any]], dataset: IfvidcapDataset) -> Responses:
+def load_responses(
+    path_or_obj: Union[str, Path, dict[str, Any]], dataset: IfvidcapDataset, missing_response: str = "blank"
+) -> Responses:
     source = str(path_or_obj) if isinstance(path_or_obj, (str, Path)) else "responses"
     raw = _read_json(Path(path_or_obj)) if isinstance(path_or_obj, (str, Path)) else path_or_obj
     if not isinstance(raw, dict):
@@ -75,10 +82,11 @@ def load_responses(path_or_obj: Union[str, Path, dict[str, Any]], dataset: Ifvid
     missing = [s.sample_key for s in dataset if s.sample_key not in found]
     if missing:
         logger.warning(
-            "%s: no response for %d of %d instruction(s) (%s%s); they count as empty (every constraint unsatisfied)",
+            "%s: no response for %d of %d instruction(s) (%s%s); %s",
             source, len(missing), len(dataset), ", ".join(missing[:MAX_LISTED]), " ..." if len(missing) > MAX_LISTED else "",
+            MISSING_EFFECT[missing_response],
         )
-    return {s.sample_key: found.get(s.sample_key, "") for s in dataset}
+    return {s.sample_key: found[s.sample_key] for s in dataset if s.sample_key in found}
 
 
 def responses_file(dataset: IfvidcapDataset, responses: dict[str, str]) -> dict[str, list[dict[str, str]]]:

@@ -14,7 +14,9 @@ released ``response[:2048]``):
 - **open-ended groups**: the judge answers each question from the response alone (never the video); an
   answer is right when, read as released, it equals ``correct_answer`` exactly.
 
-An empty or missing response is not judged: all its constraints count as unsatisfied. A judge that never
+A blank response is not judged: all its constraints count as unsatisfied (``ifvidcap.empty_response=judge``
+judges it like any text, as released). An instruction the response file does not answer counts as blank
+(``ifvidcap.missing_response=leave_out`` leaves its whole video out, as released). A judge that never
 answers validly (after ``ifvidcap.judge_reasks`` re-asks) or a check that raises fails its constraint and is
 listed; ``ifvidcap.on_judge_failure=drop_video`` leaves such a video out of the metrics instead, as the
 released script does. Every judge answer is cached, so re-scoring makes no calls.
@@ -68,7 +70,10 @@ class IfvidcapMetrics(BaseModel):
     n_videos: int
     dropped_videos: list[str] = Field(default_factory=list)
     """Videos left out under ``on_judge_failure=drop_video``."""
+    left_out_videos: list[str] = Field(default_factory=list)
+    """Videos left out under ``missing_response=leave_out``: the file does not answer all their instructions."""
     empty_responses: list[str] = Field(default_factory=list)
+    """Scored instructions whose response is blank or missing (judged only under ``empty_response=judge``)."""
     item_errors: list[str] = Field(default_factory=list)
     """``<sample key> <check id>: <problem>`` for every constraint that could not be checked."""
     unverified_spans: int = 0
@@ -91,7 +96,7 @@ def evaluate_ifvidcap(
     client: Optional[ChatModel] = None,
 ) -> IfvidcapMetrics:
     """Validate a response file (or the parsed object) and score it; builds a cached client from ``cfg`` if none."""
-    responses = load_responses(predictions, dataset)
+    responses = load_responses(predictions, dataset, cfg.ifvidcap.missing_response)
     return run_judged(cfg, client, lambda judge: score_ifvidcap(dataset, responses, judge, cfg))
 
 
@@ -99,21 +104,35 @@ async def score_ifvidcap(dataset: IfvidcapDataset, responses: Responses, client:
     settings = cfg.ifvidcap
     judge = client.with_max_reasks(settings.judge_reasks)
     templates = ifvidcap_templates(settings.prompt_files.model_dump())
+    left_out = unanswered_videos(dataset, responses) if settings.missing_response == "leave_out" else []
+    texts = {
+        s.sample_key: responses.get(s.sample_key, "")
+        for s in dataset
+        if dataset.instructions[s.sample_key].video_id not in left_out
+    }
     n_calls = sum(
         len(i.checklist.rules) + sum(len(g.check_items) for g in i.checklist.groups)
-        for key, i in dataset.instructions.items()
-        if responses.get(key, "").strip()
+        for i, text in ((dataset.instructions[key], text) for key, text in texts.items())
+        if judged(text, settings)
     )
     bar = tqdm(total=n_calls, desc="checking constraints", unit="item", disable=None)
     checker = InstructionChecker(judge, settings, templates, meter=client.usage, bar=bar)
     try:
-        outcomes = await asyncio.gather(
-            *(checker.check(s.sample_key, dataset.instructions[s.sample_key], responses.get(s.sample_key, "")) for s in dataset)
-        )
+        outcomes = await asyncio.gather(*(checker.check(key, dataset.instructions[key], text) for key, text in texts.items()))
     finally:
         bar.close()
         await judge.aclose()
-    return summarise(list(outcomes), dataset, settings, templates, judge.usage.by_stage())
+    return summarise(list(outcomes), dataset, settings, templates, judge.usage.by_stage(), texts=texts, left_out=left_out)
+
+
+def judged(response: str, settings: IfvidcapConfig) -> bool:
+    """Whether a response goes to the judges: any non-blank one, and a blank one under ``empty_response=judge``."""
+    return bool(response.strip()) or settings.empty_response == "judge"
+
+
+def unanswered_videos(dataset: IfvidcapDataset, responses: Responses) -> list[str]:
+    """Videos with an instruction the file does not answer (the released script would not score them)."""
+    return sorted({dataset.instructions[s.sample_key].video_id for s in dataset if s.sample_key not in responses})
 
 
 def summarise(
@@ -122,7 +141,11 @@ def summarise(
     settings: IfvidcapConfig,
     templates: TemplateSet,
     usage: dict[str, StageUsage],
+    *,
+    texts: dict[str, str],
+    left_out: list[str],
 ) -> IfvidcapMetrics:
+    """The metrics over ``outcomes`` (the checked instructions; ``texts`` their responses)."""
     errors = [f"{o.sample_key} {e}" for o in outcomes for e in o.errors]
     dropped: list[str] = []
     if settings.on_judge_failure == "drop_video":
@@ -131,11 +154,12 @@ def summarise(
     rules = [r for o in outcomes for r in o.rules]
     return IfvidcapMetrics(
         scores=ifv_metrics.score(scored),
-        n_samples=len(outcomes),
+        n_samples=len(dataset),
         n_scored=len(scored),
-        n_videos=len({o.video_id for o in outcomes}),
+        n_videos=len({i.video_id for i in dataset.instructions.values()}),
         dropped_videos=dropped,
-        empty_responses=[o.sample_key for o in outcomes if o.status == "no_response"],
+        left_out_videos=left_out,
+        empty_responses=[key for key, text in texts.items() if not text.strip()],
         item_errors=errors,
         unverified_spans=sum(1 for r in rules if r.verbatim is False and not r.error),
         stale_spans=sum(1 for r in rules if r.stale),
@@ -146,6 +170,8 @@ def summarise(
             "span_budget": settings.span_budget,
             "judge_reasks": settings.judge_reasks,
             "on_judge_failure": settings.on_judge_failure,
+            "empty_response": settings.empty_response,
+            "missing_response": settings.missing_response,
         },
         prompt_version=PROMPT_VERSION if set(templates.sources.values()) == {BUILT_IN} else "custom",
         prompt_sha256=templates.sha256,
@@ -171,7 +197,7 @@ class InstructionChecker:
 
     async def check(self, key: str, ins: Instruction, response: str) -> InstructionOutcome:
         base = dict(sample_key=key, video_id=ins.video_id, prompt_id=ins.prompt_id, field=ins.field)
-        if not response.strip():
+        if not judged(response, self.settings):
             return InstructionOutcome(
                 **base,
                 status="no_response",

@@ -4,7 +4,8 @@ The README writes the video under ``video``, the released scorer reads ``video_d
 and captions are matched to videos by file name (paths in either field may be absolute or bare). A JSONL
 file (one caption per line, the published layout), a JSON list of the same objects, or the parsed list are
 read. ``viddiff run`` writes the list with both keys. A second caption for one video, or one for a video
-outside the dataset selection, is an error; a video without a caption counts as an empty caption.
+outside the dataset selection, is an error. A video without a caption is missing (absent from
+:data:`Captions`), which ``vidcapbench.missing_caption`` decides about; ``""`` is a blank caption.
 """
 
 from __future__ import annotations
@@ -23,7 +24,11 @@ logger = logging.getLogger(__name__)
 FORMAT_HELP = 'expected JSONL lines (or a JSON list) of {"question": ..., "video" or "video_dir": ..., "model_generation": "<caption>"}'
 
 Captions = dict[str, str]
-"""Video file name (sample key) -> caption, for every sample of the dataset ("" = none)."""
+"""Video file name (sample key) -> caption, for the videos the file captions."""
+MISSING_EFFECT = {
+    "not_mentioned": "they count as blank captions (vidcapbench.missing_caption=not_mentioned)",
+    "leave_out": "their questions are left out of the counts (vidcapbench.missing_caption=leave_out)",
+}
 
 
 def _rows(path_or_obj: Union[str, Path, list[Any]]) -> tuple[str, list[Any]]:
@@ -48,7 +53,9 @@ def _rows(path_or_obj: Union[str, Path, list[Any]]) -> tuple[str, list[Any]]:
     return str(path), rows
 
 
-def load_captions(path_or_obj: Union[str, Path, list[Any]], dataset: VidcapbenchDataset) -> Captions:
+def load_captions(
+    path_or_obj: Union[str, Path, list[Any]], dataset: VidcapbenchDataset, missing_caption: str = "not_mentioned"
+) -> Captions:
     source, rows = _rows(path_or_obj)
     if not isinstance(rows, list):
         raise PredictionFormatError(f"{source}: top level is a {type(rows).__name__}; {FORMAT_HELP}")
@@ -79,10 +86,10 @@ def load_captions(path_or_obj: Union[str, Path, list[Any]], dataset: Vidcapbench
     missing = [s.sample_key for s in dataset if s.sample_key not in found]
     if missing:
         logger.warning(
-            "%s: no caption for %d of %d video(s) (%s); they count as empty captions (every question: not mentioned)",
-            source, len(missing), len(dataset), ", ".join(missing[:MAX_LISTED]),
+            "%s: no caption for %d of %d video(s) (%s); %s",
+            source, len(missing), len(dataset), ", ".join(missing[:MAX_LISTED]), MISSING_EFFECT[missing_caption],
         )
-    return {s.sample_key: found.get(s.sample_key, "") for s in dataset}
+    return {s.sample_key: found[s.sample_key] for s in dataset if s.sample_key in found}
 
 
 def captions_file(dataset: VidcapbenchDataset, captions: dict[str, str]) -> list[dict[str, str]]:

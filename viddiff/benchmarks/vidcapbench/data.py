@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from viddiff.config import DataConfig, VidcapbenchConfig
 from viddiff.data.dataset import Dataset
 from viddiff.data import hub
-from viddiff.data.safety import VideoPaths, hf_storage_folder
+from viddiff.data.safety import VideoPaths, check_field_sizes, hf_storage_folder
 from viddiff.data.viddiffbench import select_samples
 from viddiff.errors import DatasetError
 from viddiff.schema import Sample, VideoRef, VideoTask
@@ -64,7 +64,15 @@ def video_name(ref: str) -> str:
     return PureWindowsPath(ref).name if "\\" in ref else PurePosixPath(ref).name
 
 
-def _qa_pairs(raw: Any, where: str) -> list[QAPair]:
+def _capped(value: Any, cap: Optional[int], where: str, field: str = "") -> None:
+    """``data.max_text_chars`` on every text in ``value``; the error starts with ``where`` (file and line)."""
+    try:
+        check_field_sizes(value, cap, field)
+    except DatasetError as exc:
+        raise DatasetError(f"{where}: {exc}") from None
+
+
+def _qa_pairs(raw: Any, where: str, cap: Optional[int]) -> list[QAPair]:
     if not isinstance(raw, list):
         raise DatasetError(f"{where}: QA_pairs must be a list, got {type(raw).__name__}")
     out = []
@@ -72,6 +80,7 @@ def _qa_pairs(raw: Any, where: str) -> list[QAPair]:
         at = f"{where} QA {k}"
         if not isinstance(qa, dict):
             raise DatasetError(f"{at}: expected an object, got {type(qa).__name__}")
+        _capped(qa, cap, at)
         missing = [f for f in ("question", "answer", "sub_category") if not isinstance(qa.get(f), str)]
         if missing:
             raise DatasetError(f"{at}: missing or non-text {', '.join(missing)}")
@@ -82,8 +91,9 @@ def _qa_pairs(raw: Any, where: str) -> list[QAPair]:
     return out
 
 
-def read_qa_file(path: Path) -> list[tuple[str, list[QAPair]]]:
-    """(video file name, its QA pairs) per line, in file order; a name used twice is an error."""
+def read_qa_file(path: Path, cap: Optional[int]) -> list[tuple[str, list[QAPair]]]:
+    """(video file name, its QA pairs) per line, in file order; a name used twice, or a text longer than ``cap``
+    (``data.max_text_chars``), is an error."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
@@ -102,11 +112,12 @@ def read_qa_file(path: Path) -> list[tuple[str, list[QAPair]]]:
             raise DatasetError(f"{where}: not valid JSON ({exc.msg})") from None
         if not isinstance(row, dict) or not isinstance(row.get("video_dir") or row.get("video"), str):
             raise DatasetError(f"{where}: expected an object with video_dir and QA_pairs")
+        _capped(row.get("video_dir") or row["video"], cap, where, "video_dir" if row.get("video_dir") else "video")
         name = video_name(row.get("video_dir") or row["video"])
         if name in seen:
             raise DatasetError(f"{where}: video {name!r} appears twice (videos are matched by file name)")
         seen.add(name)
-        out.append((name, _qa_pairs(row.get("QA_pairs", []), where)))
+        out.append((name, _qa_pairs(row.get("QA_pairs", []), where, cap)))
     return out
 
 
@@ -166,7 +177,7 @@ def load_vidcapbench(
     video_root = Path(data.video_root).expanduser().absolute() if data.video_root else root
     own = hf_storage_folder(root) if data.dataset == "hf" else root
     paths = VideoPaths.under(video_root, own, allow_outside=data.allow_paths_outside_root)
-    rows = read_qa_file(file)
+    rows = read_qa_file(file, data.max_text_chars)
     if data.dataset == "hf" and fetch_videos and not data.video_root:
         first = min((n for n in (data.limit, data.subset_per_action) if n is not None), default=len(rows))
         _fetch_videos([name for name, _ in rows[:first]], root, data, cfg)

@@ -47,7 +47,14 @@ def headline(metrics: VidcapbenchMetrics) -> str:
 def notes(metrics: VidcapbenchMetrics) -> list[str]:
     out = [f"Conciseness tokenizer: {metrics.tokenizer}; mean caption length {metrics.mean_tokens:.1f} tokens."]
     if metrics.empty_captions:
-        out.append(f"{len(metrics.empty_captions)} video(s) with an empty caption: each of their questions graded C (not mentioned).")
+        how = ("answered and graded as written" if metrics.empty_caption == "judge"
+               else "each of their questions graded C (not mentioned)")
+        out.append(f"{len(metrics.empty_captions)} video(s) with a blank or missing caption: {how}.")
+    if metrics.left_out:
+        out.append(
+            f"{len(metrics.left_out)} video(s) without a caption left out of every count "
+            "(vidcapbench.missing_caption=leave_out)."
+        )
     if metrics.ungraded:
         out.append(f"{len(metrics.ungraded)} reply(ies) gave no grade and are left out of the counts (ungraded in metrics.json).")
     return out
@@ -67,7 +74,8 @@ def write_report(
         "answerer": cfg.vidcapbench.answerer.model_dump(mode="json", exclude={"endpoint"}),
         "grader": cfg.vidcapbench.grader.model_dump(mode="json", exclude={"endpoint"}),
         "counts": {"videos": metrics.n_samples, "qa_pairs": metrics.n_qa, "judge_runs": metrics.judge_runs,
-                   "empty_captions": len(metrics.empty_captions), "ungraded": len(metrics.ungraded)},
+                   "empty_captions": len(metrics.empty_captions), "left_out": len(metrics.left_out),
+                   "ungraded": len(metrics.ungraded)},
         "metrics": metrics.model_dump(mode="json", exclude={"records"}),
     }
     write_records_csv(Path(out_dir) / RECORDS_FILE, list(QARecord.model_fields), (r.model_dump(mode="json") for r in metrics.records))

@@ -11,8 +11,11 @@ the graded QAs (overall, and per dimension of :data:`~.data.DIMENSIONS`), as the
   caption, the same for every dimension.
 
 The reported values are the means over runs, with the standard deviation of the overall Accuracy. A rate
-with an empty denominator is ``None`` (the released code divides by zero). An empty or missing caption is
-not sent to the models: each of its questions is graded C (not mentioned). A reply that gives no grade (no
+with an empty denominator is ``None`` (the released code divides by zero). A blank caption is not sent to
+the models: each of its questions is graded C (not mentioned); ``vidcapbench.empty_caption=judge`` has it
+answered and graded like any caption, as released. A video the caption file lacks counts as a blank caption;
+``vidcapbench.missing_caption=leave_out`` leaves its questions out of every count and its caption out of the
+mean length, as released. A reply that gives no grade (no
 digit under ``substring``, or no valid JSON after the re-asks under ``structured``) is left out of the
 counts, as released, and listed.
 """
@@ -127,11 +130,17 @@ class VidcapbenchMetrics(_Model):
     runs: list[RunScores]
     n_samples: int
     n_qa: int
+    """QA pairs of the scored videos (all of the selection's unless some were left out)."""
     judge_runs: int
     grade_reading: str
+    empty_caption: str = "not_mentioned"
+    missing_caption: str = "not_mentioned"
     tokenizer: str
     mean_tokens: float
     empty_captions: list[str] = Field(default_factory=list)
+    """Scored videos whose caption is blank or missing (answered and graded only under ``empty_caption=judge``)."""
+    left_out: list[str] = Field(default_factory=list)
+    """Videos without a caption, left out under ``missing_caption=leave_out``."""
     ungraded: list[str] = Field(default_factory=list)
     """``run <r> <video> QA <i>: <why>`` for replies that gave no grade (left out of the counts)."""
     answerer_model: str
@@ -146,7 +155,7 @@ class VidcapbenchMetrics(_Model):
 def evaluate_vidcapbench(
     dataset: VidcapbenchDataset, predictions: Union[str, Path, list[Any]], cfg: Config, client: Optional[ChatModel] = None
 ) -> VidcapbenchMetrics:
-    captions = load_captions(predictions, dataset)
+    captions = load_captions(predictions, dataset, cfg.vidcapbench.missing_caption)
     counter = token_counter(cfg.vidcapbench.tokenizer, cfg.data, cfg.vidcapbench.tokenizer_fallback)
     return run_judged(cfg, client, lambda judge: score_vidcapbench(dataset, captions, judge, cfg, counter))
 
@@ -157,21 +166,21 @@ async def score_vidcapbench(
     settings = cfg.vidcapbench
     judge = client.with_max_reasks(settings.judge_reasks)
     templates = vidcapbench_templates(settings.prompt_files.model_dump())
-    jobs = [
-        (run, s.sample_key, qa)
-        for run in range(settings.judge_runs)
-        for s in dataset
-        for qa in dataset.qa.get(s.sample_key, [])
-    ]
+    left_out = [s.sample_key for s in dataset if s.sample_key not in captions] if settings.missing_caption == "leave_out" else []
+    scored = {s.sample_key: captions.get(s.sample_key, "") for s in dataset if s.sample_key not in left_out}
+    jobs = [(run, key, qa) for run in range(settings.judge_runs) for key in scored for qa in dataset.qa.get(key, [])]
     bar = tqdm(total=len(jobs), desc="grading QA pairs", unit="QA", disable=None)
     grader = QAGrader(judge, settings, templates, meter=client.usage, bar=bar)
     try:
-        records = await asyncio.gather(*(grader.grade(run, key, qa, captions.get(key, "")) for run, key, qa in jobs))
+        records = await asyncio.gather(*(grader.grade(run, key, qa, scored[key]) for run, key, qa in jobs))
     finally:
         bar.close()
         await judge.aclose()
-    mean_tokens = statistics.fmean(counter.count(captions.get(s.sample_key, "")) for s in dataset) if len(dataset) else 0.0
-    return summarise(list(records), dataset, settings, templates, counter.name, mean_tokens, judge.usage.by_stage())
+    mean_tokens = statistics.fmean(counter.count(text) for text in scored.values()) if scored else 0.0
+    return summarise(
+        list(records), dataset, settings, templates, counter.name, mean_tokens, judge.usage.by_stage(),
+        captions=scored, left_out=left_out,
+    )
 
 
 def run_counts(records: list[QARecord], run: int) -> RunScores:
@@ -210,19 +219,26 @@ def summarise(
     tokenizer: str,
     mean_tokens: float,
     usage: dict[str, StageUsage],
+    *,
+    captions: Captions,
+    left_out: list[str],
 ) -> VidcapbenchMetrics:
+    """The metrics over ``records``, the graded QA pairs of the videos in ``captions`` (the scored ones)."""
     runs = [run_counts(records, run) for run in range(settings.judge_runs)]
     return VidcapbenchMetrics(
         overall=aggregate("Overall", [r.overall for r in runs], mean_tokens),
         dimensions=[aggregate(name, [r.by_dimension[name] for r in runs], mean_tokens) for name in DIMENSIONS],
         runs=runs,
         n_samples=len(dataset),
-        n_qa=sum(len(dataset.qa.get(s.sample_key, [])) for s in dataset),
+        n_qa=sum(len(dataset.qa.get(key, [])) for key in captions),
         judge_runs=settings.judge_runs,
         grade_reading=settings.grade_reading,
+        empty_caption=settings.empty_caption,
+        missing_caption=settings.missing_caption,
         tokenizer=tokenizer,
         mean_tokens=mean_tokens,
-        empty_captions=sorted({r.sample_key for r in records if r.status == "empty_caption"}),
+        empty_captions=sorted(key for key, text in captions.items() if not text.strip()),
+        left_out=left_out,
         ungraded=[f"run {r.run} {r.sample_key} QA {r.index}: {r.reply[:200]}" for r in records if r.status == "ungraded"],
         answerer_model=settings.answerer.model,
         grader_model=settings.grader.model,
@@ -259,7 +275,7 @@ class QAGrader:
             sub_category=qa.sub_category, dimension=qa.dimension,
         )
         try:
-            if not caption.strip():
+            if not caption.strip() and self.settings.empty_caption == "not_mentioned":
                 record.grade, record.status = "C", "empty_caption"
                 return record
             answer_prompt = self.templates["answer"].render(caption=caption, question=qa.question)

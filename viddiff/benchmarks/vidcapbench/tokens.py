@@ -19,13 +19,17 @@ from pathlib import Path
 from typing import Callable
 
 from viddiff.config import DataConfig
-from viddiff.data.hub import hub_endpoint, hub_offline
+from viddiff.data import hub
 from viddiff.errors import DatasetError
 
 logger = logging.getLogger(__name__)
 
 SUBSTITUTE = "words"
 SPIECE_FILE = "spiece.model"
+WHAT_TO_DO = (
+    "to count as released without the hub, download the model where there is a network "
+    "(hf download google/flan-t5-base spiece.model --local-dir DIR) and set vidcapbench.tokenizer=DIR/spiece.model"
+)
 
 
 @dataclass(frozen=True)
@@ -52,30 +56,28 @@ def _model_file(setting: str, data: DataConfig) -> Path:
     if path.is_file():
         return path
     if path.suffix == ".model" or setting.startswith((".", "/", "~")):
-        raise DatasetError(f"vidcapbench.tokenizer: no SentencePiece model file at {path}")
-    from huggingface_hub import hf_hub_download
-
-    return Path(
-        hf_hub_download(
-            repo_id=setting, filename=SPIECE_FILE, cache_dir=data.hf_cache_dir, local_files_only=hub_offline(),
-            endpoint=hub_endpoint(),
-        )
-    )
+        raise DatasetError(f"no SentencePiece model file at {path}")
+    return hub.download_file(setting, SPIECE_FILE, data.hf_cache_dir, what=f"{setting}/{SPIECE_FILE}")
 
 
 def token_counter(setting: str, data: DataConfig, fallback: bool) -> TokenCounter:
     """The counter ``vidcapbench.tokenizer`` names; with ``fallback``, the ``words`` substitute (labelled, with
-    the reason) when the SentencePiece model or library is not available."""
+    the reason) when the SentencePiece model or library is not available. An unreachable hub is not retried:
+    one line says why and what to do."""
     if setting == SUBSTITUTE:
         return words_counter("chosen by vidcapbench.tokenizer")
     try:
         return sentencepiece_counter(_model_file(setting, data), setting)
-    except Exception as exc:  # hub errors, offline cache misses, a missing or broken model file, no sentencepiece
-        reason = f"{setting} unavailable: {type(exc).__name__}: {' '.join(str(exc).split())[:160]}"
-        if not fallback:
-            raise DatasetError(
-                f"vidcapbench.tokenizer: {reason}; give a local spiece.model path, or set "
-                "vidcapbench.tokenizer_fallback=true to count with the labelled 'words' substitute"
-            ) from None
-        logger.warning("Conciseness: %s; counting with the 'words' substitute (not comparable with the paper)", reason)
-        return words_counter(reason)
+    except DatasetError as exc:  # no model file, the hub unreachable or without it, offline without a cached copy
+        reason = f"{setting} unavailable: {exc}"
+    except Exception as exc:  # a broken model file, no sentencepiece library
+        reason = f"{setting} unavailable: {type(exc).__name__}: {' '.join(str(exc).split())}"
+    if not fallback:
+        raise DatasetError(
+            f"vidcapbench.tokenizer: {reason}; {WHAT_TO_DO}, or set vidcapbench.tokenizer_fallback=true to count "
+            "with the labelled 'words' substitute"
+        )
+    logger.warning(
+        "Conciseness: %s; counting with the 'words' substitute (not comparable with the paper); %s", reason, WHAT_TO_DO
+    )
+    return words_counter(reason)

@@ -51,7 +51,11 @@ def vidic_summary(
         "prompt_version": metrics.prompt_version,
         "prompt_sha256": metrics.prompt_sha256,
         "prompt_sources": metrics.prompt_sources,
-        "eval_settings": {"max_reasks": cfg.eval.max_reasks},
+        "eval_settings": {
+            "max_reasks": cfg.eval.max_reasks,
+            "empty_response": cfg.vidic.empty_response,
+            "answer_reading": cfg.vidic.answer_reading,
+        },
         "counts": {
             "samples": metrics.n_samples,
             "items": metrics.n_items,
@@ -108,8 +112,14 @@ def _notes(metrics: VidicMetrics) -> list[str]:
     if metrics.empty_responses:
         items = sum(1 for r in metrics.records if r.status == "no_response")
         notes.append(
-            f"{len(metrics.empty_responses)} pair(s) with an empty or missing response: not judged, "
-            f"their {items} item(s) counted wrong."
+            f"{len(metrics.empty_responses)} pair(s) with an empty or missing response: "
+            f"{items} of their items not judged, counted wrong."
+        )
+    unread = sum(1 for r in metrics.records if r.status == "judged" and r.judge_answer not in ("yes", "no"))
+    if unread:
+        notes.append(
+            f"{unread} judge answer(s) read as neither yes nor no (vidic.answer_reading=as_released: counted wrong, "
+            "as released)."
         )
     if metrics.judge_failures:
         notes.append(
@@ -146,7 +156,8 @@ def format_vidic_markdown(metrics: VidicMetrics, summary: dict[str, Any]) -> str
         f"({counts['difference_items']} difference, {counts['similarity_items']} similarity)",
         f"- judge: {metrics.judge_model}; prompt version: {metrics.prompt_version} "
         f"(templates sha256 {metrics.prompt_sha256[:12]}); "
-        f"re-asks: {summary['eval_settings']['max_reasks']}",
+        f"re-asks: {summary['eval_settings']['max_reasks']}; judge replies read "
+        f"{summary['eval_settings']['answer_reading']}; blank responses: {summary['eval_settings']['empty_response']}",
         f"- seed: {summary['seed']}; evaluated {summary['timestamp']} with viddiff {summary['viddiff_version']}",
         "",
         f"## {title(metrics)}",
@@ -168,5 +179,5 @@ def format_vidic_markdown(metrics: VidicMetrics, summary: dict[str, Any]) -> str
         lines += ["", "## Judge failures (counted wrong)", ""]
         lines += [f"- pair {f.index} ({f.sample_key}), item {f.key}: {f.problem}" for f in metrics.judge_failures]
     if metrics.empty_responses:
-        lines += ["", "## Empty responses (every item counted wrong)", "", ", ".join(metrics.empty_responses)]
+        lines += ["", "## Empty or missing responses", "", ", ".join(metrics.empty_responses)]
     return "\n".join(lines) + "\n"

@@ -12,7 +12,8 @@ as from other people's inference scripts:
   resolved ones).
 
 Every problem is collected and reported at once. A pair with no response in
-a mapping or a path list is logged and scored as an empty response.
+a mapping or a path list is logged and left out of :data:`Responses` (every
+item wrong, as released); ``""`` is a blank response (``vidic.empty_response``).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ FORMAT_HELP = (
 )
 
 Responses = dict[str, str]
-"""Sample key -> generated description, for every sample of the dataset ("" = no response)."""
+"""Sample key -> generated description, for the pairs the file answers."""
 
 
 def load_responses(path_or_obj: Union[str, Path, list[Any], dict[str, Any]], dataset: "Dataset") -> Responses:
@@ -67,13 +68,13 @@ def load_responses(path_or_obj: Union[str, Path, list[Any], dict[str, Any]], dat
     if missing:
         shown = ", ".join(missing[:MAX_LISTED]) + (" ..." if len(missing) > MAX_LISTED else "")
         logger.warning(
-            "%s: no response for %d of %d pair(s) (%s); they are scored as empty responses (every item wrong)",
+            "%s: no response for %d of %d pair(s) (%s); every item of theirs counts wrong",
             source,
             len(missing),
             len(keys),
             shown,
         )
-    return {k: found.get(k, "") for k in keys}
+    return {k: found[k] for k in keys if k in found}
 
 
 def _from_ordered_list(raw: list[Any], keys: list[str], problems: list[str]) -> Responses:

@@ -12,12 +12,14 @@ without the pairs that ViDiC-1K took from VidDiffBench.
 
 Conservative rules, so that failures are never credited:
 - a judge answer still invalid after ``eval.max_reasks`` re-asks counts as
-  wrong and is listed in ``judge_failures``;
-- an empty (or missing) response is not sent to the judge: every item of that
-  pair counts as wrong, as in the reference protocol for a pair without a
-  description. Otherwise a method that produced nothing would collect the
-  similarity items, whose correct answer ("no difference") is the judge's
-  default.
+  wrong and is listed in ``judge_failures`` (``vidic.answer_reading=as_released``
+  reads free text as the released script does instead, :mod:`.reading`);
+- a pair without a response counts every item wrong, as released;
+- a blank response is not sent to the judge either: every item of that pair
+  counts as wrong. This is our rule, not the release's, which judges it
+  (``vidic.empty_response=judge``): a method that produced nothing would
+  otherwise collect the similarity items, whose correct answer ("no
+  difference") is the judge's default.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from viddiff.errors import InvalidAnswerError
 from viddiff.eval.runner import run_judged
 from viddiff.eval.stats import accuracy
 from viddiff.benchmarks.vidic.prompts import PROMPT_VERSION, ChecklistJudgeAnswer, judge_prompt, vidic_templates
+from viddiff.benchmarks.vidic.reading import ReleasedAnswer, read_as_released
 from viddiff.benchmarks.vidic.responses import Responses, load_responses
 from viddiff.benchmarks.vidic.data import (
     CATEGORIES,
@@ -84,8 +87,9 @@ class VidicRecord(BaseModel):
     category: str
     question: str
     correct_answer: Literal["yes", "no"]
-    judge_answer: Optional[Literal["yes", "no"]]
-    """``None`` when the judge was not asked (empty response) or never answered validly."""
+    judge_answer: Optional[str]
+    """``yes`` or ``no``; ``None`` when the judge was not asked (no response) or never answered validly; under
+    ``vidic.answer_reading=as_released``, the answer as the release read it (``" yes "``, ``unsure``, ``error``)."""
     explanation: str
     correct: bool
     status: ItemStatus
@@ -152,7 +156,7 @@ class VidicMetrics(BaseModel):
     n_samples: int
     n_items: int
     empty_responses: list[str]
-    """Pairs with an empty or missing response: not judged, every item wrong."""
+    """Pairs with a blank or missing response: every item wrong, except blank ones under ``empty_response=judge``."""
     judge_model: str
     prompt_version: str = PROMPT_VERSION
     """The built-in prompts' version, or ``custom`` when any template came from ``vidic.prompt_files``."""
@@ -184,14 +188,15 @@ async def score_vidic(dataset: VidicDataset, responses: Responses, client: ChatM
     """
     judge = client.with_max_reasks(cfg.eval.max_reasks)
     overlap = set(overlap_with_viddiffbench(dataset))
+    judge_blank = cfg.vidic.empty_response == "judge"
     jobs = [
-        (index, sample, item, responses.get(sample.sample_key, "").strip())
+        (index, sample, item, _to_judge(responses.get(sample.sample_key), judge_blank))
         for index, sample in enumerate(dataset)
         for item in dataset.checklists.get(sample.sample_key, [])
     ]
-    bar = tqdm(total=sum(1 for *_, text in jobs if text), desc="judging checklist", unit="item", disable=None)
+    bar = tqdm(total=sum(1 for *_, text in jobs if text is not None), desc="judging checklist", unit="item", disable=None)
     templates = vidic_templates(cfg.vidic.prompt_files.model_dump())
-    item_judge = _ItemJudge(judge, cfg.vidic.judge, templates, meter=client.usage, bar=bar)
+    item_judge = _ItemJudge(judge, cfg.vidic.judge, templates, meter=client.usage, bar=bar, reading=cfg.vidic.answer_reading)
     try:
         outcomes = await asyncio.gather(*(item_judge.judge(item, text) for _, _, item, text in jobs))
     finally:
@@ -214,7 +219,7 @@ async def score_vidic(dataset: VidicDataset, responses: Responses, client: ChatM
         overlap_samples=[s.sample_key for s in dataset if s.sample_key in overlap],
         n_samples=len(dataset),
         n_items=len(records),
-        empty_responses=[s.sample_key for s in dataset if not responses.get(s.sample_key, "").strip()],
+        empty_responses=[s.sample_key for s in dataset if not (responses.get(s.sample_key) or "").strip()],
         judge_model=cfg.vidic.judge.model,
         prompt_version=PROMPT_VERSION if set(templates.sources.values()) == {BUILT_IN} else "custom",
         prompt_sha256=templates.sha256,
@@ -225,29 +230,43 @@ async def score_vidic(dataset: VidicDataset, responses: Responses, client: ChatM
     )
 
 
-Outcome = Union[ChecklistJudgeAnswer, str, None]
-"""The judge's answer, the problem text of a failed judgement, or ``None`` (empty response, not judged)."""
+def _to_judge(response: Optional[str], judge_blank: bool) -> Optional[str]:
+    """The text the judge is shown, or ``None`` when the pair is not judged (no response; a blank one unless
+    ``judge_blank``)."""
+    if response is None or not (response.strip() or judge_blank):
+        return None
+    return response.strip()
+
+
+Outcome = Union[ChecklistJudgeAnswer, ReleasedAnswer, str, None]
+"""The judge's answer (read structured or as released), the problem text of a failed judgement, or ``None``
+(not judged)."""
 
 
 class _ItemJudge:
     """Asks the judge about one checklist item; holds only the shared client, model, templates and progress bar."""
 
     def __init__(
-        self, client: ChatModel, call: ModelCallConfig, templates: TemplateSet, meter: UsageMeter, bar: tqdm
+        self, client: ChatModel, call: ModelCallConfig, templates: TemplateSet, meter: UsageMeter, bar: tqdm,
+        reading: str = "structured",
     ) -> None:
         self.client = client
+        self.reading = reading
         self.call = call
         self.templates = templates
         self.system = templates["system"].render()
         self.meter = meter
         self.bar = bar
 
-    async def judge(self, item: ChecklistItem, text: str) -> Outcome:
-        if not text:
+    async def judge(self, item: ChecklistItem, text: Optional[str]) -> Outcome:
+        if text is None:
             return None
         prompt = judge_prompt(text, item.question, item.kind, self.templates)
         messages = [system_message(self.system), user_message(prompt)]
         try:
+            if self.reading == "as_released":
+                reply = await self.client.complete_text(self.call, messages, stage=JUDGE_STAGE, meter=self.meter)
+                return read_as_released(reply)
             return await self.client.complete_json(self.call, messages, ChecklistJudgeAnswer, stage=JUDGE_STAGE, meter=self.meter)
         except InvalidAnswerError as exc:
             return f"{exc}; counted wrong"
@@ -271,6 +290,11 @@ def _record(index: int, sample: Sample, item: ChecklistItem, overlap: bool, outc
         return VidicRecord(**base, judge_answer=None, explanation="", correct=False, status="no_response")
     if isinstance(outcome, str):
         return VidicRecord(**base, judge_answer=None, explanation=outcome, correct=False, status="judge_failed")
+    if isinstance(outcome, ReleasedAnswer):
+        return VidicRecord(
+            **base, judge_answer=outcome.text, explanation=outcome.explanation,
+            correct=outcome.matches(item.correct_answer), status="judged",
+        )
     return VidicRecord(
         **base,
         judge_answer=outcome.answer,

@@ -19,10 +19,15 @@ of every count. The two scorers differ:
 ground truth       read like an answer (``Yes`` = ``yes``)          compared as written (``Yes`` never matches)
 ``gt_yes``         every question of a kept entry                  validly answered questions only
 entry skipped if   no answers; < 2 questions; a question with no    no answers; < 2 answers that contain
-                   answer at all; < 2 videos; < 2 answers that      ``yes``/``no`` and are not a failure string
-                   are not a failure string
+                   answer at all (*); < 2 videos; < 2 answers       ``yes``/``no`` and are not a failure string
+                   that are not a failure string
 video pair         the video answered validly on every question    the video answered validly on >= 2 questions
 =================  ==============================================  ============================================
+
+(*) An assumption about the release's predictions file, which is not published: ``videoqa.py`` skips an entry
+whose question key is missing from it, and scores one whose key is there without answers. We read "no answer on
+any video" as the key missing (``vidpair.unanswered_question=skip_entry``); ``score_entry`` reads it as the key
+present: the entry is scored under its other rules, the question counted in ``gt_yes`` and in no unit.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from pydantic import BaseModel, ConfigDict
 from viddiff.benchmarks.vidpair.answers import clipqa_valid, read_yes_no, videoqa_counts_as_prediction
 
 Scorer = Literal["videoqa", "clipqa"]
+Unanswered = Literal["skip_entry", "score_entry"]
 ItemStatus = Literal["scored", "invalid", "no_response", "entry_skipped"]
 
 
@@ -110,14 +116,14 @@ def _skipped(items: Sequence[BinaryItem], reason: str) -> EntryResult:
     return EntryResult(BinaryCounts(entries=1, skipped_entries=1), outcomes, reason)
 
 
-def _videoqa_skip(items: Sequence[BinaryItem], groups: dict[str, list[BinaryItem]]) -> Optional[str]:
+def _videoqa_skip(items: Sequence[BinaryItem], groups: dict[str, list[BinaryItem]], unanswered_question: Unanswered) -> Optional[str]:
     if all(i.response is None for i in items):
         return "no answer to any of its questions"
     if len(groups) < 2:
         return "fewer than two questions (the release needs a positive and a negative question)"
     unanswered = [g for g, members in groups.items() if all(i.response is None for i in members)]
-    if unanswered:
-        return f"question {unanswered[0].split(':', 1)[-1]!r} has no answer on any video"
+    if unanswered and unanswered_question == "skip_entry":
+        return f"question {unanswered[0].split(':', 1)[-1]!r} has no answer on any video (read as its key missing)"
     if len({i.video for i in items}) < 2:
         return "its questions are on fewer than two videos"
     if sum(videoqa_counts_as_prediction(i.response) for i in items) < 2:
@@ -133,10 +139,11 @@ def _clipqa_skip(items: Sequence[BinaryItem]) -> Optional[str]:
     return None
 
 
-def score_entry(items: Sequence[BinaryItem], scorer: Scorer) -> EntryResult:
-    """The release's counters for one entry, and what became of each answer."""
+def score_entry(items: Sequence[BinaryItem], scorer: Scorer, unanswered_question: Unanswered = "skip_entry") -> EntryResult:
+    """The release's counters for one entry, and what became of each answer (``unanswered_question``: see the
+    module docstring; ``videoqa`` only)."""
     groups = _grouped(items)
-    reason = _videoqa_skip(items, groups) if scorer == "videoqa" else _clipqa_skip(items)
+    reason = _videoqa_skip(items, groups, unanswered_question) if scorer == "videoqa" else _clipqa_skip(items)
     if reason is not None:
         return _skipped(items, reason)
     if scorer == "clipqa":  # only the questions with some answer are "predicted" keys
@@ -194,12 +201,14 @@ def _outcome(item: BinaryItem, scorer: Scorer) -> ItemOutcome:
     return ItemOutcome(reading=reading, status="scored", correct=reading == truth)
 
 
-def score_entries(items: Sequence[BinaryItem], scorer: Scorer) -> dict[str, EntryResult]:
+def score_entries(
+    items: Sequence[BinaryItem], scorer: Scorer, unanswered_question: Unanswered = "skip_entry"
+) -> dict[str, EntryResult]:
     """Every entry's result, by entry (entries in first-appearance order)."""
     by_entry: dict[str, list[BinaryItem]] = defaultdict(list)
     for item in items:
         by_entry[item.entry].append(item)
-    return {entry: score_entry(members, scorer) for entry, members in by_entry.items()}
+    return {entry: score_entry(members, scorer, unanswered_question) for entry, members in by_entry.items()}
 
 
 class BinaryScores(BaseModel):

@@ -119,6 +119,7 @@ def vidpair_summary(metrics: VidPairMetrics, *, cfg: Config, dataset_source: str
     return {
         **provenance(metrics, dataset_source, dataset_revision),
         "binary_scorer": metrics.binary_scorer,
+        "unanswered_question": metrics.unanswered_question,
         "pair_aware": metrics.pair_aware,
         "judge": cfg.vidpair.judge.model_dump(mode="json", exclude={"endpoint"}) if metrics.judge_model else None,
         "prompt_version": metrics.prompt_version,
@@ -157,7 +158,8 @@ def format_vidpair_markdown(metrics: VidPairMetrics, summary: dict[str, Any]) ->
         "",
         f"- dataset: {dataset['source']} (revision {dataset['revision'] or 'unspecified'})",
         f"- questions: {metrics.n_samples} ({counts})",
-        f"- binary scorer: {metrics.binary_scorer}; answering: {'pair-aware (beyond the paper)' if metrics.pair_aware else 'single video'}",
+        f"- binary scorer: {metrics.binary_scorer} (a question answered on no video: {metrics.unanswered_question}, "
+        "an assumption); answering: {'pair-aware (beyond the paper)' if metrics.pair_aware else 'single video'}",
         f"- evaluated {summary['timestamp']} with viddiff {summary['viddiff_version']}",
         "",
         f"## {title(metrics)}",

@@ -110,6 +110,8 @@ class VidPairMetrics(BaseModel):
     mode: Literal["qa"] = "qa"
     benchmark: Literal["vidpair-halluc"] = "vidpair-halluc"
     binary_scorer: str
+    unanswered_question: str = "skip_entry"
+    """``videoqa``: whether an entry with a question answered on no video is skipped or scored (an assumption)."""
     pair_aware: bool
     n_samples: int
     n_questions: dict[str, int]
@@ -171,7 +173,9 @@ def score_vidpair(
     scorer = cfg.vidpair.binary_scorer
     questions = [dataset.questions[s.sample_key] for s in dataset]
     by_type: dict[str, list[VidPairQuestion]] = {t: [q for q in questions if q.question_type == t] for t in ("binary", "multiple_choice", "open_ended")}
-    binary_results = score_entries([_binary_item(q, responses) for q in by_type["binary"]], scorer)  # type: ignore[arg-type]
+    binary_results = score_entries(
+        [_binary_item(q, responses) for q in by_type["binary"]], scorer, cfg.vidpair.unanswered_question  # type: ignore[arg-type]
+    )
     choice_results = score_choice_entries([_choice_item(q, responses) for q in by_type["multiple_choice"]])
     outcomes: dict[str, ItemOutcome] = {}
     for result in binary_results.values():
@@ -198,6 +202,7 @@ def score_vidpair(
     failures = [f"{key}: {o}" for key, o in judged.items() if isinstance(o, str)]
     return VidPairMetrics(
         binary_scorer=scorer,
+        unanswered_question=cfg.vidpair.unanswered_question,
         pair_aware=cfg.vidpair.pair_aware,
         n_samples=len(dataset),
         n_questions={t: len(qs) for t, qs in by_type.items() if qs},
