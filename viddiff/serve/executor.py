@@ -67,6 +67,8 @@ class Ended:
     job_id: str
     status: Literal["done", "failed", "cancelled"]
     error: Optional[str] = None
+    error_type: Optional[str] = None
+    """The exception's class name (``EndpointError``: a model call failed), for the metrics."""
 
 
 JobUpdate = Union[Started, Emitted, Ended]
@@ -204,7 +206,7 @@ class LocalExecutor:
         except Exception as exc:  # a job's failure is its own, never the pool's
             if not isinstance(exc, ViddiffError):
                 log.exception("job %s failed", spec.job_id)
-            await self._emit(Ended(spec.job_id, "failed", failure_message(exc)))
+            await self._emit(Ended(spec.job_id, "failed", failure_message(exc), type(exc).__name__))
             return
         await self._emit(Ended(spec.job_id, "done"))
 
