@@ -13,6 +13,7 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import AsyncIterator, BinaryIO, Optional
+from urllib.parse import parse_qs
 
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
@@ -50,6 +51,7 @@ class Form:
 
 
 def too_large(max_bytes: int) -> ApiError:
+    """413, naming the limit."""
     return ApiError(
         413, f"the request body is larger than serve.max_upload_bytes = {max_bytes} bytes; send smaller videos"
     )
@@ -149,6 +151,8 @@ async def read_form(
     will), 415 for another content type, 400 for a malformed body.
     """
     content_type, options = parse_options_header(headers.get("content-type", ""))
+    if content_type == b"application/x-www-form-urlencoded":  # fields only: videos referenced by id
+        return await _read_urlencoded(body, max_bytes)
     if content_type != b"multipart/form-data":
         raise ApiError(415, "send the request as multipart/form-data (fields and files), e.g. curl -F video_a=@a.mp4")
     boundary = options.get(b"boundary")
@@ -181,6 +185,20 @@ async def read_form(
         reader.form.discard_files()
         raise
     return reader.form
+
+
+async def _read_urlencoded(body: AsyncIterator[bytes], max_bytes: int) -> Form:
+    limit = min(max_bytes, MAX_PARTS * MAX_FIELD_BYTES)
+    data = bytearray()
+    async for chunk in body:
+        data += chunk
+        if len(data) > limit:
+            raise too_large(limit)
+    try:
+        fields = parse_qs(data.decode("utf-8"), keep_blank_values=True, strict_parsing=bool(data), errors="strict")
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ApiError(400, f"malformed form body: {exc}") from None
+    return Form(fields=fields)
 
 
 def move_into(upload: UploadedFile, target: Path) -> Path:
