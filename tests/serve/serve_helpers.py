@@ -82,7 +82,7 @@ def serve_config(model: FakeOpenAIServer, data_dir: Path, extra: list[str]) -> C
     return Config().with_overrides([*overrides, f"endpoints.default.api_key_env={MODEL_KEY_ENV}", *extra])
 
 
-def wait_until(predicate, timeout_s: float = 60.0, what: str = "the condition"):
+def wait_until(predicate, timeout_s: float = 60.0, what: str = "the condition", interval_s: float = 0.05):
     deadline = time.monotonic() + timeout_s
     while True:
         value = predicate()
@@ -90,7 +90,7 @@ def wait_until(predicate, timeout_s: float = 60.0, what: str = "the condition"):
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
+        time.sleep(interval_s)
 
 
 def wait_finished(client: httpx.Client, job_id: str, timeout_s: float = 90.0) -> dict:
