@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sqlite3
+import sys
 import time
 
 import pytest
@@ -222,6 +222,30 @@ def test_a_failed_job_says_why_in_the_cli_words_and_keeps_its_partial_verdicts(s
         assert re.search(r'^viddiff_jobs\{state="failed"\} [1-9]', metrics.text, re.M)
         assert re.search(r'^viddiff_job_seconds_count\{state="done"\} [1-9]', metrics.text, re.M)
         assert re.search(r"^viddiff_queue_length 0$", metrics.text, re.M)
+
+
+def test_pose_measures_each_difference_on_the_shared_models(served, clips):
+    pytest.importorskip("mediapipe", reason="the pose extra is not installed")
+    with served.client(served.new_key("pose")) as client:
+        created = client.post(
+            "/v1/comparisons", data={"action": "squat", "differences": ["the squat is deeper"], "pose": "true"},
+            files={"video_a": ("a.mp4", clips["a"].read_bytes()), "video_b": ("b.mp4", clips["b"].read_bytes())},
+        )
+        job = wait_finished(client, created.json()["id"])
+        assert job["status"] == "done", job["error"]
+        (difference,) = job["result"]["differences"]
+        evidence = difference["evidence"]
+        assert evidence is not None and evidence["measurement"]["quantity"] == "knee_angle"
+        # squares have no knees: the measurement says why it has no value instead of inventing one
+        assert evidence["status"] == "uncertain" and evidence["value_a"] is None and evidence["reason"]
+
+
+def test_without_the_serve_extra_the_command_names_the_install(monkeypatch, capsys, tmp_path):
+    monkeypatch.setitem(sys.modules, "fastapi", None)  # `import fastapi` now fails as if it were not installed
+    assert viddiff_main(["serve", "--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "viddiff serve needs the serve extra (fastapi not installed)" in err
+    assert 'pip install "viddiff[serve]"' in err
 
 
 def test_the_openapi_schema_is_generated_from_the_api_models(served):

@@ -1,4 +1,5 @@
-"""A second server with a retention of seconds and a small request rate: expiry and the rate limit."""
+"""A second server, in ``--dev`` mode, with a retention of seconds and a small request rate: keyless local
+requests, expiry and the rate limit."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Iterator
 import pytest
 from serve_helpers import Served, read_events, serve_config, wait_until
 
+from viddiff.cli import main as viddiff_main
 from viddiff.testing.service import ServerThread
 
 RETENTION_S = 6.0
@@ -17,7 +19,7 @@ RATE = 20
 def short_lived(tmp_path_factory: pytest.TempPathFactory, serve_model) -> Iterator[Served]:
     data_dir = tmp_path_factory.mktemp("serve-retention")
     limits = [f"serve.retention_hours={RETENTION_S / 3600}", f"serve.requests_per_minute={RATE}", "serve.workers=1"]
-    with ServerThread(data_dir, serve_config(serve_model, data_dir, limits)) as server:
+    with ServerThread(data_dir, serve_config(serve_model, data_dir, limits), dev=True) as server:
         yield Served(server, serve_model)
 
 
@@ -47,3 +49,17 @@ def test_requests_beyond_the_rate_of_a_key_get_429_with_retry_after(short_lived)
         assert 1 <= int(answers[-1].headers["retry-after"]) <= 60 / RATE
     with short_lived.client(other) as client:  # the limit is per key
         assert client.get("/v1/comparisons").status_code == 200
+
+
+def test_dev_mode_takes_local_requests_without_a_key_and_keys_still_isolate(short_lived, clips):
+    with short_lived.client(None) as anonymous, short_lived.client(short_lived.new_key("dev-keyed")) as keyed:
+        video = anonymous.post("/v1/videos", files={"video": ("a.mp4", clips["a"].read_bytes())})
+        assert video.status_code == 201, video.text
+        assert keyed.get(f"/v1/videos/{video.json()['id']}").status_code == 404  # the keyless owner is its own
+        assert anonymous.get(f"/v1/videos/{video.json()['id']}").status_code == 200
+        assert 'data-dev="true"' in anonymous.get("/").text  # the page hides its key field
+
+
+def test_dev_mode_refuses_to_listen_beyond_this_machine(capsys):
+    assert viddiff_main(["serve", "--dev", "--host", "0.0.0.0", "--data-dir", "unused"]) == 2
+    assert "--dev serves without keys, so only on 127.0.0.1" in capsys.readouterr().err

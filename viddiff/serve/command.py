@@ -17,6 +17,9 @@ from viddiff.serve.keys import checked_name, key_hash, new_key
 
 log = logging.getLogger(__name__)
 STORE_FILE = "serve.sqlite"
+GRACEFUL_SHUTDOWN_S = 5
+"""Seconds a stopping server waits for open connections (event streams never end by themselves) before it
+closes them; running comparisons are then left unfinished, to be re-run by the next start."""
 
 
 def require_serve_extra() -> None:
@@ -44,12 +47,19 @@ def service_config(cfg: Config, data_dir: Path, workers: int | None) -> Config:
 
 
 def make_vid_diff_factory(cfg: Config):
-    """``make(pose)``: the one shared ``VidDiff`` (with ``pose.evidence`` on for ``pose=True``)."""
+    """``make(pose)``: the shared ``VidDiff``, or (``pose=True``) one with ``pose.evidence`` on that shares
+    the first one's cache, model client and CLIP, so only the pose estimator is loaded again."""
+    made: list[VidDiff] = []
 
     def make(pose: bool) -> VidDiff:
         if not pose:
-            return VidDiff(cfg)
-        return VidDiff(cfg.model_copy(update={"pose": cfg.pose.model_copy(update={"evidence": True})}))
+            made.append(VidDiff(cfg))
+            return made[-1]
+        pose_cfg = cfg.model_copy(update={"pose": cfg.pose.model_copy(update={"evidence": True})})
+        if not made:
+            return VidDiff(pose_cfg)
+        base = made[0]
+        return VidDiff(pose_cfg, cache=base.cache, client=base.client, embedder=base.embedder)
 
     return make
 
@@ -79,7 +89,7 @@ def cli_serve(args: argparse.Namespace) -> int:
         log.warning("--dev: requests from this machine need no key")
     print(f"viddiff serve: http://{args.host}:{args.port}/ (API docs at /docs; data in {data_dir})", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", proxy_headers=args.proxy_headers,
-                forwarded_allow_ips=args.forwarded_allow_ips)
+                forwarded_allow_ips=args.forwarded_allow_ips, timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S)
     return 0
 
 

@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import Optional
 
 from viddiff.config import Config
-from viddiff.serve.command import STORE_FILE, build_app, service_config
+from viddiff.serve.command import GRACEFUL_SHUTDOWN_S, STORE_FILE, build_app, service_config
 from viddiff.serve.jobs import JobStore
 from viddiff.serve.keys import key_hash, new_key
 
@@ -48,7 +48,9 @@ class ServerThread:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         app = build_app(self.data_dir, self.config, dev=dev)
-        self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self._server = uvicorn.Server(uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="warning", timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S
+        ))
         self._thread: Optional[threading.Thread] = None
         self._startup_timeout_s = startup_timeout_s
 
