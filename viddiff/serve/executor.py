@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Awaitable, Callable, Literal, Optional, Protocol, Union
@@ -117,6 +118,7 @@ class LocalExecutor:
         self._make = make_vid_diff
         self._workers = workers
         self._vid_diffs: dict[bool, VidDiff] = {}
+        self._building = threading.Lock()  # workers ask from their threads; each VidDiff is built once
         self._queue: asyncio.Queue[JobSpec] = asyncio.Queue()
         self._waiting: set[str] = set()
         self._running: dict[str, asyncio.Task] = {}
@@ -164,12 +166,13 @@ class LocalExecutor:
         self._vid_diffs.clear()
 
     def _vid_diff(self, pose: bool) -> VidDiff:
-        if pose not in self._vid_diffs:
-            vd = self._make(pose)
-            if vd.config.localizer.method == "viterbi":
-                _ = vd.embedder  # CLIP loads now, once
-            self._vid_diffs[pose] = vd
-        return self._vid_diffs[pose]
+        with self._building:
+            if pose not in self._vid_diffs:
+                vd = self._make(pose)
+                if vd.config.localizer.method == "viterbi":
+                    _ = vd.embedder  # CLIP loads now, once
+                self._vid_diffs[pose] = vd
+            return self._vid_diffs[pose]
 
     async def _emit(self, update: JobUpdate) -> None:
         assert self._on_update is not None, "start() first"

@@ -14,7 +14,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
 
 from viddiff.api import ComparisonResult, DifferenceResult, ResultEvent, build_sample
 from viddiff.config import Config
@@ -183,7 +183,7 @@ class Service:
         pose, report = _bool_field(form, "pose"), _bool_field(form, "report")
         sources = {side: self._video_source(owner, form, side) for side in ("a", "b")}
         job_id = new_id("cmp")
-        try:
+        try:  # the Python API's own checks and words, before any video is kept (the paths are not opened)
             build_sample("a.mp4", "b.mp4", action, differences=differences, n_differences=n_differences)
         except ViddiffError as exc:
             raise ApiError(422, str(exc)) from None
@@ -219,7 +219,8 @@ class Service:
         assert job is not None
         return job, created
 
-    def _video_source(self, owner: str, form: Form, side: str):
+    def _video_source(self, owner: str, form: Form, side: str) -> Union[UploadedFile, VideoRow]:
+        """The file sent for ``video_{side}``, or the uploaded video its ``video_{side}_id`` names."""
         upload = form.files.get(f"video_{side}")
         ref = form.text(f"video_{side}_id")
         if upload is not None and ref:
