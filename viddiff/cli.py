@@ -533,12 +533,14 @@ def _add_serve(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
     keys = serve_sub.add_parser("keys", help="API keys: create NAME (printed once), list, revoke NAME", parents=flags)
     keys_sub = keys.add_subparsers(dest="keys_command", metavar="KEYS_COMMAND")
     keys_sub.required = True
-    for name, help_ in (
-        ("create", "make a key and print it once (only its hash is stored)"),
-        ("list", "the keys' names and whether they are active"),
-        ("revoke", "refuse a key from now on"),
+    for name, help_, description in (
+        ("create", "make a key and print it once (only its hash is stored)",
+         "Make an API key named NAME and print it, once: only its SHA-256 hash is stored, and names are never reused."),
+        ("list", "the keys' names and whether they are active", "List the keys' names and whether each is active."),
+        ("revoke", "refuse a key from now on", "Revoke the key named NAME: the server refuses it from the next request on."),
     ):
-        cmd = keys_sub.add_parser(name, help=help_, parents=flags)
+        example = f"viddiff serve keys {name}{' my-app' if name != 'list' else ''} --data-dir /srv/viddiff"
+        cmd = _command(keys_sub, name, flags, help=help_, description=description, examples=(example,))
         if name != "list":
             cmd.add_argument("name", metavar="NAME", help="the key's name, e.g. the app using it")
         cmd.add_argument(

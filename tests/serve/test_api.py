@@ -195,7 +195,7 @@ def test_delete_cancels_a_running_job_its_model_calls_stop_and_its_files_go(serv
 
 def test_delete_cancels_a_queued_job_before_any_model_call(served, clips, slow_model):
     with served.client(served.new_key("queue-cancel")) as client:
-        running = post_comparison(client, clips).json()["id"]
+        running = post_comparison(client, clips, differences=["a statement of the running job"]).json()["id"]
         wait_until(lambda: client.get(f"/v1/comparisons/{running}").json()["status"] == "running", what="running")
         queued = post_comparison(client, clips, differences=["a statement only the queued job has"]).json()["id"]
         assert client.get(f"/v1/comparisons/{queued}").json()["status"] == "queued"

@@ -179,24 +179,28 @@ def test_more_statements_than_serve_max_statements_are_refused(served, clips):
 def test_queued_jobs_per_key_and_in_total_get_429_with_retry_after(served, clips):
     served.model.latency_s = 0.3
     files = {"video_a": ("a.mp4", clips["a"].read_bytes()), "video_b": ("b.mp4", clips["b"].read_bytes())}
-    data = {"action": "squat", "differences": ["the squat is deeper"]}
+    statements = iter(f"the squat is deeper in queued take {i}" for i in range(10))  # no job a cache hit of another
+
+    def data():
+        return {"action": "squat", "differences": [next(statements)]}
+
     clients = {name: served.client(served.new_key(f"queue-{name}")) for name in ("first", "second", "third")}
     made = []
     try:
         first = clients["first"]
-        made.append((first, first.post("/v1/comparisons", files=files, data=data).json()["id"]))
+        made.append((first, first.post("/v1/comparisons", files=files, data=data()).json()["id"]))
         wait_until(lambda: first.get(f"/v1/comparisons/{made[0][1]}").json()["status"] == "running", what="running")
         for _ in range(2):  # serve.max_queued_per_key = 2
-            answer = first.post("/v1/comparisons", files=files, data=data)
+            answer = first.post("/v1/comparisons", files=files, data=data())
             assert answer.status_code == 202
             made.append((first, answer.json()["id"]))
-        refused = first.post("/v1/comparisons", files=files, data=data)
+        refused = first.post("/v1/comparisons", files=files, data=data())
         assert refused.status_code == 429
         assert "this key has 2 comparisons queued (serve.max_queued_per_key = 2)" in refused.json()["detail"]
         assert int(refused.headers["retry-after"]) >= 1
         second = clients["second"]
-        made.append((second, second.post("/v1/comparisons", files=files, data=data).json()["id"]))
-        refused = clients["third"].post("/v1/comparisons", files=files, data=data)  # serve.max_queued_total = 3
+        made.append((second, second.post("/v1/comparisons", files=files, data=data()).json()["id"]))
+        refused = clients["third"].post("/v1/comparisons", files=files, data=data())  # serve.max_queued_total = 3
         assert refused.status_code == 429
         assert "3 comparisons are queued (serve.max_queued_total = 3)" in refused.json()["detail"]
         assert int(refused.headers["retry-after"]) >= 1
