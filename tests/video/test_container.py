@@ -39,6 +39,31 @@ def test_a_fragmented_mp4_counts_the_frames_of_its_fragments(written, tmp_path):
     assert (claims.kind, claims.width, claims.height, claims.n_frames) == ("mp4", 96, 64, 20)
 
 
+def test_a_fragmented_mp4_with_sound_counts_only_its_video_frames(tmp_path):
+    import av
+    import numpy as np
+
+    path = tmp_path / "with-sound.mp4"
+    with av.open(str(path), "w", options={"movflags": "frag_keyframe+empty_moov"}) as container:
+        video = container.add_stream("libx264", rate=10)
+        video.width, video.height, video.pix_fmt = 96, 64, "yuv420p"
+        audio = container.add_stream("aac", rate=44100)
+        for i in range(20):
+            frame = av.VideoFrame.from_ndarray(np.full((64, 96, 3), i * 10, np.uint8), format="rgb24")
+            for packet in video.encode(frame):
+                container.mux(packet)
+        for i in range(40):
+            sound = av.AudioFrame.from_ndarray(np.zeros((1, 1024), np.float32), format="fltp", layout="mono")
+            sound.sample_rate, sound.pts = 44100, i * 1024
+            for packet in audio.encode(sound):
+                container.mux(packet)
+        for stream in (video, audio):
+            for packet in stream.encode():
+                container.mux(packet)
+    claims = read_claims(path)
+    assert (claims.width, claims.height, claims.n_frames) == (96, 64, 20)
+
+
 def test_the_largest_claim_counts_when_headers_disagree(written, tmp_path):
     data = bytearray(written[".mp4"].read_bytes())
     tkhd = data.find(b"tkhd") + 4

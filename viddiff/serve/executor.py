@@ -193,6 +193,8 @@ class LocalExecutor:
                     task.cancel()
                     await asyncio.gather(task, return_exceptions=True)
                     raise
+            except Exception:  # reporting the job failed (the store is unwritable): the worker goes on
+                log.exception("job %s: its updates could not be recorded", spec.job_id)
             finally:
                 self._running.pop(spec.job_id, None)
 

@@ -164,7 +164,7 @@ def _iso_claims(f: BinaryIO, size: int, name: str) -> ContainerClaims:
         raise VideoError(
             f"{name}: no 'moov' header box: an unfinished recording or a truncated file; re-export or replace it"
         )
-    frames = facts.frames if facts.frames else (facts.fragment_frames or facts.frames)
+    frames = facts.frames or facts.fragment_frames or None  # a fragmented file's moov lists no samples
     return ContainerClaims(
         kind="mp4",
         duration_s=facts.duration_s,
@@ -202,8 +202,8 @@ def _header_duration(data: bytes, at: int, timescale_at: tuple[int, int]) -> Opt
     offset = timescale_at[1] if version else timescale_at[0]
     timescale = struct.unpack_from(">I", data, at + offset)[0]
     duration = struct.unpack_from(">Q" if version else ">I", data, at + offset + 4)[0]
-    if duration in (0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF) or not timescale:
-        return None  # "unknown" by the standard
+    if duration in (0, 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF) or not timescale:
+        return None  # all ones: "unknown" by the standard; 0: a fragmented file's (its fragments hold the time)
     return duration / timescale
 
 
@@ -253,12 +253,17 @@ def _collect(data: bytes, start: int, end: int, found: dict[bytes, tuple[int, in
 
 
 def _read_moof(data: bytes, start: int, end: int, facts: _IsoFacts, name: str) -> None:
-    """A movie fragment: add its ``trun`` sample counts (every track's: a fragment may interleave audio)."""
+    """A movie fragment: add the ``trun`` sample counts of its video tracks (all tracks', where the ``moov``
+    named no video track: a count too high only makes a limit stricter)."""
     for kind, a, b in _boxes(data, start, end, name):
-        if kind == b"traf":
-            for sub, c, _ in _boxes(data, a, b, name):
-                if sub == b"trun":
-                    facts.fragment_frames += struct.unpack_from(">I", data, c + 4)[0]
+        if kind != b"traf":
+            continue
+        track_id = None
+        for sub, c, _ in _boxes(data, a, b, name):
+            if sub == b"tfhd":
+                track_id = struct.unpack_from(">I", data, c + 4)[0]
+            elif sub == b"trun" and (not facts.video_track_ids or track_id in facts.video_track_ids):
+                facts.fragment_frames += struct.unpack_from(">I", data, c + 4)[0]
 
 
 def _max_opt(a: Optional[float], b: Optional[float]) -> Optional[float]:
