@@ -44,7 +44,7 @@ from viddiff.video.sources import (
     import_decord,
     probe_file,
 )
-from viddiff.video.timing import is_constant_rate, mean_rate, nearest_to_grid, segment_centres
+from viddiff.video.timing import clip_end_s, is_constant_rate, mean_rate, nearest_to_grid, segment_centres
 
 if TYPE_CHECKING:
     from viddiff.schema import VideoRef
@@ -131,10 +131,26 @@ class VideoFrames:
     backend: str
     frame_times_s: Optional[np.ndarray] = None
     """Presentation times of a variable-rate source's sampled frames, since the trim start (else ``None``)."""
+    presentation_span_s: Optional[tuple[float, float]] = None
+    """A variable-rate clip's (start in the file, duration) in presentation seconds (else ``None``: counted frames)."""
 
     @property
     def variable_frame_rate(self) -> bool:
         return self.frame_times_s is not None
+
+    @property
+    def offset_s(self) -> float:
+        """Where the clip starts in the file, in presentation seconds (what a player adds to clip times)."""
+        if self.presentation_span_s is not None:
+            return self.presentation_span_s[0]
+        return self.start / self.fps_original
+
+    @property
+    def duration_s(self) -> float:
+        """How long the clip is shown: from its first frame to the end of its last one (the trim's end)."""
+        if self.presentation_span_s is not None:
+            return self.presentation_span_s[1]
+        return (self.end - self.start) / self.fps_original
 
     @property
     def times_s(self) -> np.ndarray:
@@ -244,6 +260,7 @@ class _Plan:
     fps_original: float
     stride: Optional[int]
     frame_times_s: Optional[np.ndarray]
+    presentation_span_s: Optional[tuple[float, float]] = None
 
 
 def _check_path(path: PathLike) -> Path:
@@ -309,7 +326,8 @@ def _plan(
         "frame" if target_fps is None else f"{1 / target_fps:.3g} s",
     )
     sampled_fps = mean_rate(frame_times) or target_fps or fps
-    return _Plan(start + positions, start, end, sampled_fps, fps, None, frame_times)
+    span = (float(trimmed[0]), clip_end_s(times_s, end, fps) - float(trimmed[0]))
+    return _Plan(start + positions, start, end, sampled_fps, fps, None, frame_times, span)
 
 
 def _count_plan(path: str, n_frames: int, fps: float, frames_trim: Trim, count: int) -> _Plan:
@@ -471,7 +489,7 @@ def read_video(
         return VideoFrames(
             frames=frames, frame_indices=plan.indices, fps=plan.fps, fps_original=plan.fps_original,
             stride=plan.stride, start=plan.start, end=plan.end, n_frames_source=n_frames,
-            backend=source.backend, frame_times_s=plan.frame_times_s,
+            backend=source.backend, frame_times_s=plan.frame_times_s, presentation_span_s=plan.presentation_span_s,
         )
     raise AssertionError("unreachable: the last reader either returns or raises")
 
