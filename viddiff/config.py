@@ -124,7 +124,8 @@ class RunConfig(_Section):
     max_samples_in_flight: int = Field(default=8, ge=1)
     """Samples processed concurrently (bounds decoded-frame memory; model calls are bounded separately)."""
     max_cost_usd: Optional[float] = Field(default=None, gt=0)
-    """Stop (resumable) when the run's estimated model cost, projected from its first samples, exceeds this."""
+    """Budget in USD: a sample starts only when its projected cost fits beside the samples in flight; the run stops
+    (resumable, outputs written for the samples that ran) when no more fit or its projected total exceeds this."""
     overlap_stages: bool = True
     """Decode the videos and embed the frames CLIP needs whatever the proposal says while the proposer's calls
     are in flight. Results are the same either way; ``false`` runs the steps one after another (the baseline
