@@ -152,11 +152,11 @@ class DataConfig(_Section):
     """Downscale decoded frames so the longer side is at most this: bounds memory on 4K/8K uploads while
     keeping 1080p (VidDiffBench's largest) at full resolution. ``null`` = never downscale."""
     frame_size: Literal["max_side", "differencer"] = "max_side"
-    """The size the VidDiff method keeps decoded frames at. ``max_side``: ``max_side`` (what every model sees is
-    as always). ``differencer``: no larger than the differencer sends them (``differencer.image.max_side``,
-    when it is set and smaller): less memory, and less work hashing and preprocessing frames for CLIP, whose
-    frames are otherwise downscaled to 224 px anyway; but CLIP (and reports) then see smaller frames, so its
-    scores, and with them the keyframes, can change: opt in."""
+    """The size the VidDiff method decodes frames at (it keeps every sampled frame only at CLIP's input size,
+    and its keyframes at this size). ``max_side``: ``max_side`` (what every model sees is as always).
+    ``differencer``: no larger than the differencer sends them (``differencer.image.max_side``, when it is set
+    and smaller): smaller keyframes, but CLIP then sees frames resized twice, so its scores, and with them the
+    keyframes, can change: opt in."""
     video_backend: Literal["auto", "decord", "pyav"] = "auto"
     subset_per_action: Optional[int] = Field(default=None, ge=1)
     limit: Optional[int] = Field(default=None, ge=1)

@@ -181,7 +181,7 @@ def _video_view(label: str, ref: VideoRef, frames: Optional[VideoFrames], ctx: P
         unread = "could not be read when this report was written"
         return VideoView(**common, note=f"{note}; {unread}" if note else unread)
     clock = ClipClock.of(frames)
-    height, width = frames.frames.shape[1:3]
+    width, height = frames.size
     trimmed = frames.start > 0 or frames.end < frames.n_frames_source
     return VideoView(
         **common,
