@@ -45,6 +45,7 @@ def test_shrunk_frames_embed_exactly_as_the_full_frames(phone_clip: Path, cfg: C
     side = eval_transform(cfg).transforms[1].size[0]
     assert small.frames.shape == (8, side, side, 3) and whole.frames.shape == (8, 270, 480, 3)
     assert small.size == (480, 270)
+    assert (whole.backend, small.backend) == ("decord", "pyav")  # a shrinking read streams one frame at a time
     embedder = ClipEmbedder(cfg)
     assert np.array_equal(embedder.embed_images(small.frames), embedder.embed_images(whole.frames))
 

@@ -18,6 +18,7 @@ import threading
 from typing import AsyncIterator, Callable, Optional
 
 from viddiff.backends.chat import ChatModel
+from viddiff.backends.clip_frames import FrameShrink, clip_frame_shrink
 from viddiff.backends.llm import ChatClient, UsageMeter
 from viddiff.backends.stopping import raise_if_stopped, run_stoppable
 from viddiff.cache import Cache, open_cache
@@ -34,7 +35,6 @@ from viddiff.proposer import Proposer
 from viddiff.pose.measure import describe_evidence
 from viddiff.proposer.seeding import proposal_seed
 from viddiff.schema import Difference, Evidence, Mode, Prediction, Proposal, Sample, SampleResult, Stage
-from viddiff.backends.clip_frames import FrameShrink, clip_frame_shrink
 from viddiff.video import VideoFrames, probe_video, read_pair, with_stills
 
 log = logging.getLogger(__name__)
