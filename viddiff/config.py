@@ -124,7 +124,8 @@ class RunConfig(_Section):
     max_samples_in_flight: int = Field(default=8, ge=1)
     """Samples processed concurrently (bounds decoded-frame memory; model calls are bounded separately)."""
     max_cost_usd: Optional[float] = Field(default=None, gt=0)
-    """Stop (resumable) when the run's estimated model cost, projected from its first samples, exceeds this."""
+    """Budget in USD: a sample starts only when its projected cost fits beside the samples in flight; the run stops
+    (resumable, outputs written for the samples that ran) when no more fit or its projected total exceeds this."""
     overlap_stages: bool = True
     """Decode the videos and embed the frames CLIP needs whatever the proposal says while the proposer's calls
     are in flight. Results are the same either way; ``false`` runs the steps one after another (the baseline
@@ -151,11 +152,11 @@ class DataConfig(_Section):
     """Downscale decoded frames so the longer side is at most this: bounds memory on 4K/8K uploads while
     keeping 1080p (VidDiffBench's largest) at full resolution. ``null`` = never downscale."""
     frame_size: Literal["max_side", "differencer"] = "max_side"
-    """The size the VidDiff method keeps decoded frames at. ``max_side``: ``max_side`` (what every model sees is
-    as always). ``differencer``: no larger than the differencer sends them (``differencer.image.max_side``,
-    when it is set and smaller): less memory, and less work hashing and preprocessing frames for CLIP, whose
-    frames are otherwise downscaled to 224 px anyway; but CLIP (and reports) then see smaller frames, so its
-    scores, and with them the keyframes, can change: opt in."""
+    """The size the VidDiff method decodes frames at (it keeps every sampled frame only at CLIP's input size,
+    and its keyframes at this size). ``max_side``: ``max_side`` (what every model sees is as always).
+    ``differencer``: no larger than the differencer sends them (``differencer.image.max_side``, when it is set
+    and smaller): smaller keyframes, but CLIP then sees frames resized twice, so its scores, and with them the
+    keyframes, can change: opt in."""
     video_backend: Literal["auto", "decord", "pyav"] = "auto"
     subset_per_action: Optional[int] = Field(default=None, ge=1)
     limit: Optional[int] = Field(default=None, ge=1)

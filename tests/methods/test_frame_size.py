@@ -40,9 +40,10 @@ def test_frames_are_kept_at_the_size_the_differencer_sends(synth_dir, tmp_path, 
     small, sent_small = run(synth_dir, tmp_path / "small", *side, "data.frame_size=differencer")
 
     for video_full, video_small in zip(full.videos, small.videos):
-        h, w = video_full.frames.shape[1:3]
+        w, h = video_full.size
         assert max(h, w) > 64  # the synthetic videos are 160x120
         expected = max(h, w) if differencer_side is None else differencer_side
-        assert max(video_small.frames.shape[1:3]) == expected
+        assert max(video_small.size) == expected
+        assert all(max(still.shape[:2]) == expected for still in video_small.stills.values())
     assert sent_small and sent_small == sent_full  # the differencer gets the size it is configured for
     assert small.result.predictions and all(p.prediction in ("a", "b") for p in small.result.predictions)

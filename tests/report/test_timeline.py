@@ -10,7 +10,7 @@ from viddiff.report.timeline import ClipClock, axis_ticks, stage_spans, tick_ste
 
 
 def test_spans_tile_a_trimmed_clip_in_seconds():
-    clock = ClipClock(start_frame=6, end_frame=80, fps_original=30.0)
+    clock = ClipClock.constant_rate(6, 80, 30.0)
     frames = list(range(6, 80, 6))  # sampled every 6th frame from the trim start
     spans = stage_spans(frames, [(0, 4), (4, 9), (9, len(frames))], ["set", "dip", "release"], clock)
     assert [s.name for s in spans] == ["set", "dip", "release"]
@@ -22,7 +22,7 @@ def test_spans_tile_a_trimmed_clip_in_seconds():
 
 
 def test_more_stages_than_frames_never_crash():
-    clock = ClipClock(start_frame=0, end_frame=2, fps_original=1.0)
+    clock = ClipClock.constant_rate(0, 2, 1.0)
     spans = stage_spans([0, 1], [(0, 1), (1, 2), (2, 2)], ["a", "b", "c"], clock)
     assert [s.name for s in spans] == ["a", "b"]  # the empty last stage has no extent to draw
 
@@ -38,7 +38,7 @@ def test_viterbi_like_spans_are_contiguous_and_inside_the_clip(n, cuts, stride, 
     frames = [start + i * stride for i in range(n)]
     bounds = sorted({0, n, *(c for c in cuts if c < n)})
     spans = list(zip(bounds, bounds[1:]))
-    clock = ClipClock(start_frame=start, end_frame=start + n * stride, fps_original=fps)
+    clock = ClipClock.constant_rate(start, start + n * stride, fps)
     out = stage_spans(frames, spans, [str(k) for k in range(len(spans))], clock)
     assert out[0].start_s == 0 and out[-1].end_s == pytest.approx(clock.duration_s)
     for left, right in zip(out, out[1:]):

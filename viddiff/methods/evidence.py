@@ -24,7 +24,7 @@ from viddiff.pose.measure import Settings, VideoMeasures, measure
 from viddiff.pose.track import PoseTrack, estimate_track
 from viddiff.pose.vocabulary import QUANTITIES
 from viddiff.schema import Evidence, Proposal, Sample
-from viddiff.video import VideoFrames, read_pair
+from viddiff.video import VideoFrames, read_pair, unshrunk
 
 
 class PoseEvidence:
@@ -109,8 +109,12 @@ class PoseEvidence:
         self, sample: Sample, videos: tuple[VideoFrames, VideoFrames]
     ) -> tuple[VideoFrames, VideoFrames]:
         fps = self.config.pose.fps
-        if fps is None:
-            return videos
+        if fps is None:  # the method's frames, whole (it keeps them shrunk for CLIP)
+            if videos[0] is videos[1]:
+                both = await asyncio.to_thread(unshrunk, videos[0])
+                return both, both
+            a, b = await asyncio.gather(*(asyncio.to_thread(unshrunk, v) for v in videos))
+            return a, b
         data = self.config.data
         return await read_pair(sample.videos, fps, data.max_side, data.video_backend)
 

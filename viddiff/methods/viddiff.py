@@ -18,6 +18,7 @@ import threading
 from typing import AsyncIterator, Callable, Optional
 
 from viddiff.backends.chat import ChatModel
+from viddiff.backends.clip_frames import FrameShrink, clip_frame_shrink
 from viddiff.backends.llm import ChatClient, UsageMeter
 from viddiff.backends.stopping import raise_if_stopped, run_stoppable
 from viddiff.cache import Cache, open_cache
@@ -34,7 +35,7 @@ from viddiff.proposer import Proposer
 from viddiff.pose.measure import describe_evidence
 from viddiff.proposer.seeding import proposal_seed
 from viddiff.schema import Difference, Evidence, Mode, Prediction, Proposal, Sample, SampleResult, Stage
-from viddiff.video import VideoFrames, probe_video, read_pair
+from viddiff.video import VideoFrames, probe_video, read_pair, with_stills
 
 log = logging.getLogger(__name__)
 StagePlanCallback = Callable[[list[Stage], list[Difference]], None]
@@ -121,9 +122,33 @@ class VidDiffMethod:
         return Differencer(self.client, self.config.differencer.model_copy(update={"options": "abc"}))
 
     async def load_videos(self, sample: Sample, fps: Optional[float] = None) -> tuple[VideoFrames, VideoFrames]:
-        """Decode both videos at the inference fps (the domain's, unless ``fps`` is given) in worker threads."""
+        """Decode both videos at the inference fps (the domain's, unless ``fps`` is given) in worker threads.
+
+        Every sampled frame is kept only as CLIP will see it (its resize and crop, done as the frame is decoded),
+        so memory does not grow with the resolution; the keyframes are decoded again at full size once they are
+        known (:meth:`_keyframe_stills`). The embeddings, and so the keyframes and verdicts, are the same."""
         data = self.config.data
-        return await read_pair(sample.videos, fps or data.fps_for(sample.domain), self._frame_side(), data.video_backend)
+        return await read_pair(
+            sample.videos, fps or data.fps_for(sample.domain), self._frame_side(), data.video_backend,
+            shrink=self._clip_shrink,
+        )
+
+    @functools.cached_property
+    def _clip_shrink(self) -> Optional[FrameShrink]:
+        """CLIP's resize and crop (``None`` for a plug-in embedder: its frames are kept whole)."""
+        return clip_frame_shrink(self.config.localizer.clip)
+
+    async def _keyframe_stills(
+        self, videos: tuple[VideoFrames, VideoFrames], localization: Localization
+    ) -> tuple[VideoFrames, VideoFrames]:
+        """Both videos with their keyframes at full size: what the differencer, pose overlays and reports show."""
+        wanted = ([f for k in localization.keyframes for f in k.a.frame_indices],
+                  [f for k in localization.keyframes for f in k.b.frame_indices])
+        if videos[0] is videos[1]:  # the same-video check: one read, one set of stills
+            both = await asyncio.to_thread(with_stills, videos[0], wanted[0] + wanted[1])
+            return both, both
+        a, b = await asyncio.gather(*(asyncio.to_thread(with_stills, v, w) for v, w in zip(videos, wanted)))
+        return a, b
 
     def _frame_side(self) -> Optional[int]:
         """Longest side of the decoded frames: ``data.max_side``, or the differencer's if smaller and asked for."""
@@ -257,6 +282,7 @@ class VidDiffMethod:
             yield Proposed(proposal)
             localization = await self._localize_now(sample, mode, proposal, videos)
         yield Localized(localization)
+        videos = await self._keyframe_stills(videos, localization)
         predictions: dict[str, Prediction] = {}
         # Measured context for the prompts must come first; evidence only for the results runs beside the judging.
         measuring = asyncio.ensure_future(self._evidence(sample, proposal, localization, videos, meter))

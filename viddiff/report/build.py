@@ -92,10 +92,6 @@ def seconds(value: float) -> str:
     return f"{value:.2f} s"
 
 
-def clip_clock(frames: VideoFrames) -> ClipClock:
-    return ClipClock(start_frame=frames.start, end_frame=frames.end, fps_original=frames.fps_original)
-
-
 def build_page(
     sample: Sample,
     result: SampleResult,
@@ -110,7 +106,7 @@ def build_page(
 ) -> ReportPage:
     """The page of one comparison, or of one single-video task (``sample.task``: the prompt, the answer and the
     ``checks`` it was scored on). ``videos`` is ``None`` when they could not be read again."""
-    clocks = (clip_clock(videos[0]), clip_clock(videos[1])) if videos and len(videos) == 2 else None
+    clocks = (ClipClock.of(videos[0]), ClipClock.of(videos[1])) if videos and len(videos) == 2 else None
     video_views = [
         _video_view(label, ref, videos[i] if videos else None, ctx) for i, (label, ref) in enumerate(zip("AB", sample.videos))
     ]
@@ -184,8 +180,8 @@ def _video_view(label: str, ref: VideoRef, frames: Optional[VideoFrames], ctx: P
     if frames is None:
         unread = "could not be read when this report was written"
         return VideoView(**common, note=f"{note}; {unread}" if note else unread)
-    clock = clip_clock(frames)
-    height, width = frames.frames.shape[1:3]
+    clock = ClipClock.of(frames)
+    width, height = frames.size
     trimmed = frames.start > 0 or frames.end < frames.n_frames_source
     return VideoView(
         **common,

@@ -29,10 +29,6 @@ PANEL_INCHES = 4.0
 DPI = 100
 
 
-def _clock(frames: VideoFrames) -> ClipClock:
-    return ClipClock(start_frame=frames.start, end_frame=frames.end, fps_original=frames.fps_original)
-
-
 def _title(sample: Sample) -> str:
     return f"{sample.sample_key} · {sample.action_name}"
 
@@ -42,7 +38,7 @@ def segmentation_figure(sample: Sample, result: SampleResult, videos: tuple[Vide
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
 
-    clocks = (_clock(videos[0]), _clock(videos[1]))
+    clocks = (ClipClock.of(videos[0]), ClipClock.of(videos[1]))
     names = [s.name for s in result.proposal.stages] if result.proposal else []
     numbers = {p.key: i + 1 for i, p in enumerate(result.predictions)}
     fig = Figure(figsize=(11, 3.4), dpi=DPI, layout="constrained")

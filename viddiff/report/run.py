@@ -24,12 +24,14 @@ from viddiff.report.render import environment, write_page
 from viddiff.report.standins import localised_with_clip
 from viddiff.report.views import CheckView, IndexEntry, IndexPage, MetricRow, MetricTable, NavLink
 from viddiff.schema import VIDEO_TASK_MODES, Sample, SampleResult
-from viddiff.video import VideoFrames, read_video_ref
+from viddiff.video import VideoFrames, read_video_ref, thumbnail, with_stills
 
 log = logging.getLogger(__name__)
 REPORT_DIR = "report"
 VISUALS_DIR = "visuals"
 INDEX_FILE = "index.html"
+_THUMB = 64
+"""Longest side, in pixels, of the sampled frames a report keeps while it reads a video (it shows only keyframes)."""
 
 Record = Union[ClosedRecord, OpenRecord]
 
@@ -84,7 +86,7 @@ def write_run_outputs(
         if not report and not drawable:
             continue
         shown = variant(sample)
-        videos, notes = _read_videos(shown, cfg, result.method)
+        videos, notes = _read_videos(shown, cfg, result)
         if visuals and drawable and videos is not None:
             from viddiff.report.figures import save_sample_visuals
 
@@ -155,16 +157,21 @@ def _key(item: tuple[int, Sample]) -> tuple[int, str]:
 
 
 def _read_videos(
-    sample: Sample, cfg: Config, method: str = "viddiff"
+    sample: Sample, cfg: Config, result: SampleResult
 ) -> tuple[Optional[tuple[VideoFrames, ...]], list[str]]:
     """The sample's videos at the fps the method used (a task's own rate, where it has one; the ``pose``
-    method's is ``pose.fps`` when set); a video that became unreadable leaves the page without frames."""
+    method's is ``pose.fps`` when set), with only the keyframes kept whole (pages and figures show no other
+    frame); a video that became unreadable leaves the page without frames."""
     task_fps = sample.task.fps if sample.task is not None else None
     fps = cfg.data.fps_by_domain.get(sample.domain, task_fps or cfg.data.default_fps)
-    if method == "pose" and cfg.pose.fps:
+    if result.method == "pose" and cfg.pose.fps:
         fps = cfg.pose.fps
+    shown = ([f for k in result.keyframes for f in k.a.frame_indices], [f for k in result.keyframes for f in k.b.frame_indices])
     try:
-        videos = tuple(read_video_ref(ref, fps, cfg.data.max_side, cfg.data.video_backend) for ref in sample.videos)
+        videos = tuple(
+            with_stills(read_video_ref(ref, fps, cfg.data.max_side, cfg.data.video_backend, shrink=thumbnail(_THUMB)), keyframes)
+            for ref, keyframes in zip(sample.videos, shown)
+        )
     except VideoError as exc:
         log.warning("report: sample %s: %s", sample.sample_key, exc)
         return None, [f"the videos could not be read when this report was written: {exc}"]

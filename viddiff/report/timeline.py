@@ -1,16 +1,20 @@
 """Pure geometry of the shared time axis: stage spans and keyframes in seconds, axis ticks.
 
 Both the HTML report and the PNG figures draw from these numbers, so the two can never disagree
-about where a stage starts. Times are seconds from the start of the (trimmed) clip, as everywhere
-in viddiff (see ``viddiff.schema``).
+about where a stage starts. Times are presentation seconds from the start of the (trimmed) clip, as
+everywhere in viddiff (see ``viddiff.schema``), also for variable-frame-rate clips.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from viddiff.video import VideoFrames
 
 STAGE_COLOURS = (
     "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
@@ -24,24 +28,42 @@ class _Frozen(BaseModel):
 
 
 class ClipClock(_Frozen):
-    """How one video's frame indices map to seconds: the trim start, the end, and the source frame rate."""
+    """Where one clip's frames sit in time: presentation seconds since the clip's first frame.
 
-    start_frame: int
-    end_frame: int
-    """Exclusive end of the clip (trim end) in source frame indices."""
-    fps_original: float
+    A variable-frame-rate clip (phones) shows its frames unevenly, so a frame's time is looked up, never
+    counted from a nominal rate; frames between two known ones are placed linearly (exact at a constant rate).
+    """
 
-    @property
-    def duration_s(self) -> float:
-        return (self.end_frame - self.start_frame) / self.fps_original
+    offset_s: float
+    """Where the clip starts inside the file: what a ``<video>`` element must add to clip times."""
+    duration_s: float
+    """From the clip's first frame to the end of its last one."""
+    frame_indices: tuple[int, ...]
+    """Source frame indices whose times are known, increasing: the sampled frames, then the clip's (exclusive) end."""
+    times_s: tuple[float, ...]
 
-    @property
-    def offset_s(self) -> float:
-        """Where the clip starts inside the file: what a ``<video>`` element must add to clip times."""
-        return self.start_frame / self.fps_original
+    @classmethod
+    def constant_rate(cls, start_frame: int, end_frame: int, fps: float) -> "ClipClock":
+        """The clip ``[start_frame, end_frame)`` of a file shown at ``fps``."""
+        duration = (end_frame - start_frame) / fps
+        return cls(
+            offset_s=start_frame / fps, duration_s=duration, frame_indices=(start_frame, end_frame), times_s=(0.0, duration)
+        )
+
+    @classmethod
+    def of(cls, frames: "VideoFrames") -> "ClipClock":
+        """The clock of decoded frames: their presentation times (variable rate) or their source rate."""
+        if not frames.variable_frame_rate:
+            return cls.constant_rate(frames.start, frames.end, frames.fps_original)
+        return cls(
+            offset_s=frames.offset_s,
+            duration_s=frames.duration_s,
+            frame_indices=(*(int(f) for f in frames.frame_indices), frames.end),
+            times_s=(*(float(t) for t in frames.times_s), frames.duration_s),
+        )
 
     def seconds(self, frame_index: int) -> float:
-        return (frame_index - self.start_frame) / self.fps_original
+        return float(np.interp(frame_index, self.frame_indices, self.times_s))
 
 
 class StageSpan(_Frozen):

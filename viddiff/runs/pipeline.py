@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import functools
 import logging
 from pathlib import Path
@@ -23,7 +24,7 @@ from viddiff.benchmarks.base import Benchmark
 from viddiff.config import Config
 from viddiff.runs.cost_guard import CostGuard, check_prices, dollars, total_cost
 from viddiff.data.dataset import Dataset
-from viddiff.errors import ViddiffError
+from viddiff.errors import CostLimitError, ViddiffError
 from viddiff.eval.report import METRICS_FILE, note_in_report, note_invalid_answers
 from viddiff.methods import Method, MethodFactory, check_mode, get_method
 from viddiff.runs.failures import ERRORS_FILE, FAILURES_FILE, FailureLog, SampleFailure
@@ -90,6 +91,10 @@ class _Scored(NamedTuple):
     metrics: BaseModel
     results: dict[str, SampleResult]
     failures: list[SampleFailure]
+    dataset: Dataset
+    """The samples scored: the selection, or those that ran when the budget stopped the run."""
+    stopped: Optional[CostLimitError]
+    """Raised once the outputs are written: the budget stopped the run before every sample ran."""
 
 
 def sanity_variant(sample: Sample, *, swap_videos: bool, same_video: bool) -> Sample:
@@ -211,7 +216,7 @@ def run_benchmark(
 
             try:
                 index = write_run_outputs(
-                    out_dir, benchmark, dataset, scored.results, scored.metrics, cfg, mode,
+                    out_dir, benchmark, scored.dataset, scored.results, scored.metrics, cfg, mode,
                     error_entries(scored.failures), variant=variant_of, report=report, visuals=cfg.run.save_visuals,
                     embed_videos=report_embed_videos, method_calls=list(vd.model_calls().items()),
                 )
@@ -219,6 +224,8 @@ def run_benchmark(
                 raise output_error(Path(exc.filename or out_dir), exc) from None
             if index is not None:
                 print(f"report in {index}")
+        if scored.stopped is not None:
+            raise scored.stopped
         return scored.outcome
 
 
@@ -279,6 +286,9 @@ def _run_locked(
     done.update(progress.results)
     failures = latest_failures(progress.failures, {s.sample_key for s in dataset} - set(done))
     failed_keys = frozenset(f.sample_key for f in failures)
+    n_selected = len(dataset)
+    if guard.stop_reason is not None:  # score what ran; --resume runs the rest and scores the whole selection
+        dataset = dataclasses.replace(dataset, samples=[s for s in dataset if s.sample_key in done or s.sample_key in failed_keys])
     predictions = benchmark.predictions(dataset, done, mode, failed_keys)
     write_json_atomic(out_dir / "predictions.json", predictions)
     if failures:
@@ -301,12 +311,16 @@ def _run_locked(
     if notice:
         print(notice)
         note_in_report(out_dir, notice)
+    stopped = None
+    if guard.stop_reason is not None:
+        stopped = guard.stop_error(total_cost([usage]), len(done), n_selected)
+        note_in_report(out_dir, f"Incomplete: {len(dataset)} of {n_selected} samples are scored. {stopped}")
     outcome = RunOutcome(
         output_dir=str(out_dir), n_samples=len(dataset), n_failed=len(failures), metrics=metrics.model_dump(mode="json"),
         n_verdicts=n_verdicts, invalid_answers=invalid,
         incomplete_scores=benchmark.incomplete_scores(metrics, out_dir / METRICS_FILE),
     )
-    return _Scored(outcome, metrics, done, failures)
+    return _Scored(outcome, metrics, done, failures, dataset, stopped)
 
 
 def _stand_in_notice(cfg: Config, benchmark: Benchmark, mode: Mode, vd: Method) -> str:

@@ -2,10 +2,12 @@
 
 A sample that fails (an endpoint's 4xx, retries exhausted, invalid answers,
 an unreadable video, a bug) is recorded in ``failures.jsonl`` and the run
-goes on. An error every sample would hit (see ``failures.is_fatal``), a
-write to the results that fails, or the cost guard stops the run: samples
-in flight are cancelled, the calls they already made are recorded, and the
-error is raised once, for the CLI's one line.
+goes on. An error every sample would hit (see ``failures.is_fatal``) or a
+write to the results that fails stops the run: samples in flight are
+cancelled, the calls they already made are recorded, and the error is raised
+once, for the CLI's one line. The cost guard (``run.max_cost_usd``) admits
+each sample before it starts; once the budget allows no more, the samples in
+flight finish and the run returns what it has (``CostGuard.stop_reason`` says why).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any, Callable, Optional
 from viddiff.backends.usage import UsageMeter
 from viddiff.config import Config
 from viddiff.console import Progress, stage_progress
-from viddiff.runs.cost_guard import CostGuard
+from viddiff.runs.cost_guard import CostGuard, Reservation, sample_size
 from viddiff.errors import ViddiffError
 from viddiff.runs.failures import FailureLog, SampleFailure, describe_failure, interrupted, is_fatal
 from viddiff.schema import Mode, Sample, SampleResult
@@ -96,20 +98,19 @@ class SampleRunner:
         try:
             for next_done in asyncio.as_completed(tasks):
                 await next_done
+                if self.guard.over_limit:  # a sample cost more than reserved: spend nothing more
+                    await _cancel(tasks)
+                    break
         except asyncio.CancelledError:  # Ctrl-C: say so at once, then stop the samples in flight
             in_flight = sum(not task.done() for task in tasks)
             log.warning(
                 "stopping: cancelling %d unfinished samples (finished samples are saved); work in progress ends "
                 "after its current step (one CLIP batch at most)", in_flight,
             )
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await _cancel(tasks)
             raise
         except _Stop as stop:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await _cancel(tasks)
             raise stop.error from None
         finally:
             for bar in self._bars.values():
@@ -119,17 +120,21 @@ class SampleRunner:
 
     async def _guarded(self, sem: asyncio.Semaphore, index: int, sample: Sample) -> None:
         async with sem:
+            reservation = await self.guard.admit(sample_size(sample, self.mode))
+            if reservation is None:
+                return
             meter = UsageMeter()
             tracker = _StageTracker(tuple(self.method.stages))
             try:
                 result = await self._process(index, sample, meter, tracker)
             except asyncio.CancelledError:
+                self.guard.release(reservation)
                 self._record_interrupted(index, sample, meter, tracker)
                 raise
             except Exception as exc:  # noqa: BLE001 - isolating one sample from the rest is the point
-                self._on_failure(exc, index, sample, meter, tracker)
+                self._on_failure(exc, index, sample, meter, tracker, reservation)
                 return
-            self._keep(result)
+            self._keep(result, reservation)
 
     async def _process(self, index: int, sample: Sample, meter: UsageMeter, tracker: _StageTracker) -> SampleResult:
         variant = self.variant_of(sample)
@@ -146,17 +151,23 @@ class SampleRunner:
             variant, self.mode, index=index, videos=videos, on_stage=on_stage, meter=meter
         )
 
-    def _keep(self, result: SampleResult) -> None:
+    def _keep(self, result: SampleResult, reservation: Reservation) -> None:
         try:
             self.store.append(result)
             self.progress.wrote = True
             self.progress.results[result.sample_key] = result
-            self.guard.add(result.usage)
+            self.guard.finish(reservation, result.usage)
         except ViddiffError as exc:
             raise _Stop(exc) from None
 
     def _on_failure(
-        self, exc: Exception, index: int, sample: Sample, meter: UsageMeter, tracker: _StageTracker
+        self,
+        exc: Exception,
+        index: int,
+        sample: Sample,
+        meter: UsageMeter,
+        tracker: _StageTracker,
+        reservation: Reservation,
     ) -> None:
         usage = meter.by_stage()
         if is_fatal(exc):
@@ -170,7 +181,7 @@ class SampleRunner:
         self._append_failure(failure)
         self.progress.failures.append(failure)
         try:
-            self.guard.add(usage)
+            self.guard.finish(reservation, usage)
         except ViddiffError as stop:
             raise _Stop(stop) from None
 
@@ -185,6 +196,12 @@ class SampleRunner:
         except ViddiffError as exc:
             raise _Stop(exc) from None
         self.progress.wrote = True
+
+
+async def _cancel(tasks: list[asyncio.Task]) -> None:
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _nothing_to_check(sample: Sample, mode: Mode) -> bool:

@@ -24,9 +24,12 @@ from viddiff.video.read import (
     read_videos,
     resolve_trim,
     scaled_size,
+    thumbnail,
+    unshrunk,
+    with_stills,
 )
 
 __all__ = [
     "BACKENDS", "IMAGE_SUFFIXES", "VideoFrames", "VideoInfo", "compute_stride", "probe_video", "read_pair",
-    "read_video", "read_video_ref", "read_videos", "resolve_trim", "scaled_size",
+    "read_video", "read_video_ref", "read_videos", "resolve_trim", "scaled_size", "thumbnail", "unshrunk", "with_stills",
 ]

@@ -1,7 +1,10 @@
 """Read the frames of a video (file or image directory) at a target fps, within a trim, upright.
 
 Only the sampled frames are ever decoded into arrays, so memory scales with the
-number of samples, not with the video length (long surgery videos at 30 fps).
+number of samples, not with the video length (long surgery videos at 30 fps). A caller
+that needs the sampled frames only small (CLIP embeds 224-px crops) passes ``shrink``:
+each frame is shrunk as it is decoded and the full-size one dropped, and the few frames
+needed at full size later (keyframes) are decoded again by :func:`with_stills`.
 Files are probed with PyAV first; decord reads the constant-orientation H.264/HEVC/MPEG-4
 files it handles exactly (it is fast at random access), PyAV everything else (VP9, AV1,
 rotated phone clips) and whatever decord fails on.
@@ -24,10 +27,10 @@ import logging
 import math
 import threading
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Generator, Iterator, Optional, Protocol, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Generator, Iterator, Mapping, Optional, Protocol, Sequence, Union
 
 import numpy as np
 
@@ -44,7 +47,7 @@ from viddiff.video.sources import (
     import_decord,
     probe_file,
 )
-from viddiff.video.timing import is_constant_rate, mean_rate, nearest_to_grid, segment_centres
+from viddiff.video.timing import clip_end_s, is_constant_rate, mean_rate, nearest_to_grid, segment_centres
 
 if TYPE_CHECKING:
     from viddiff.schema import VideoRef
@@ -54,10 +57,12 @@ logger = logging.getLogger(__name__)
 PathLike = Union[str, Path]
 Trim = Optional[Sequence[Optional[int]]]
 _Frames = Generator[np.ndarray, None, None]
+Shrink = Callable[[np.ndarray], np.ndarray]
+"""A frame (upright, at ``max_side``) to the smaller frame a caller keeps (e.g. CLIP's resize and crop)."""
 
 __all__ = [
     "BACKENDS", "IMAGE_SUFFIXES", "VideoFrames", "VideoInfo", "compute_stride", "probe_video", "read_pair",
-    "read_video", "read_video_ref", "read_videos", "resolve_trim", "scaled_size",
+    "read_video", "read_video_ref", "read_videos", "resolve_trim", "scaled_size", "thumbnail", "unshrunk", "with_stills",
 ]
 BACKENDS = ("auto", "decord", "pyav")
 
@@ -111,11 +116,24 @@ class VideoInfo:
 
 
 @dataclass(frozen=True)
+class FullSize:
+    """How frames of a source were read before they were shrunk: enough to decode some again at that size."""
+
+    path: str
+    fps_original: Optional[float]
+    max_side: Optional[int]
+    backend: str
+    """The reader that decoded the shrunk frames: the same one decodes the full-size ones, pixel for pixel."""
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
 class VideoFrames:
     """The sampled frames of a source, where each came from, and when it is shown."""
 
     frames: np.ndarray
-    """(N, H, W, 3) uint8 RGB, upright, only the sampled frames."""
+    """(N, H, W, 3) uint8 RGB, upright, only the sampled frames (shrunk when ``full_size`` is set)."""
     frame_indices: np.ndarray
     """(N,) int64 index of each frame in the whole source."""
     fps: float
@@ -131,10 +149,37 @@ class VideoFrames:
     backend: str
     frame_times_s: Optional[np.ndarray] = None
     """Presentation times of a variable-rate source's sampled frames, since the trim start (else ``None``)."""
+    presentation_span_s: Optional[tuple[float, float]] = None
+    """A variable-rate clip's (start in the file, duration) in presentation seconds (else ``None``: counted frames)."""
+    full_size: Optional[FullSize] = None
+    """Set when ``frames`` were shrunk as they were decoded: how to decode frames at the size read (``stills``)."""
+    stills: Mapping[int, np.ndarray] = field(default_factory=dict)
+    """Frames at the size read, by source frame index, for shrunk ``frames`` (:func:`with_stills`)."""
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(width, height) of the frames as read (at ``max_side``), whether or not ``frames`` were shrunk."""
+        if self.full_size is not None:
+            return self.full_size.width, self.full_size.height
+        return int(self.frames.shape[2]), int(self.frames.shape[1])
 
     @property
     def variable_frame_rate(self) -> bool:
         return self.frame_times_s is not None
+
+    @property
+    def offset_s(self) -> float:
+        """Where the clip starts in the file, in presentation seconds (what a player adds to clip times)."""
+        if self.presentation_span_s is not None:
+            return self.presentation_span_s[0]
+        return self.start / self.fps_original
+
+    @property
+    def duration_s(self) -> float:
+        """How long the clip is shown: from its first frame to the end of its last one (the trim's end)."""
+        if self.presentation_span_s is not None:
+            return self.presentation_span_s[1]
+        return (self.end - self.start) / self.fps_original
 
     @property
     def times_s(self) -> np.ndarray:
@@ -144,7 +189,15 @@ class VideoFrames:
         return (self.frame_indices - self.start) / self.fps_original
 
     def at(self, frame_indices: Sequence[int]) -> list[np.ndarray]:
-        """The sampled frames with these source frame indices (keyframes are stored by frame index)."""
+        """The sampled frames with these source frame indices at the size read (keyframes are stored by frame
+        index); for shrunk frames, from ``stills``."""
+        if self.full_size is not None:
+            try:
+                return [self.stills[int(f)] for f in frame_indices]
+            except KeyError as exc:
+                raise ValueError(
+                    f"frame {exc.args[0]} was kept only shrunk; decode it at full size first (with_stills)"
+                ) from None
         position = {int(f): i for i, f in enumerate(self.frame_indices)}
         try:
             return [self.frames[position[int(f)]] for f in frame_indices]
@@ -213,6 +266,17 @@ def resolve_trim(frames_trim: Trim, n_frames: int, path: PathLike = "<video>") -
     return start, end
 
 
+def thumbnail(max_side: int) -> Shrink:
+    """A ``shrink`` to at most ``max_side`` pixels: for readers that show only a few frames whole (:func:`with_stills`)."""
+    from PIL import Image
+
+    def shrink(frame: np.ndarray) -> np.ndarray:
+        size = scaled_size(frame.shape[1], frame.shape[0], max_side)
+        return np.asarray(Image.fromarray(np.ascontiguousarray(frame)).resize(size, Image.Resampling.BICUBIC))
+
+    return shrink
+
+
 def scaled_size(width: int, height: int, max_side: Optional[int]) -> tuple[int, int]:
     """(width, height) with the longer side at most ``max_side``, aspect preserved."""
     if max_side is None or max(width, height) <= max_side:
@@ -244,6 +308,7 @@ class _Plan:
     fps_original: float
     stride: Optional[int]
     frame_times_s: Optional[np.ndarray]
+    presentation_span_s: Optional[tuple[float, float]] = None
 
 
 def _check_path(path: PathLike) -> Path:
@@ -309,7 +374,8 @@ def _plan(
         "frame" if target_fps is None else f"{1 / target_fps:.3g} s",
     )
     sampled_fps = mean_rate(frame_times) or target_fps or fps
-    return _Plan(start + positions, start, end, sampled_fps, fps, None, frame_times)
+    span = (float(trimmed[0]), clip_end_s(times_s, end, fps) - float(trimmed[0]))
+    return _Plan(start + positions, start, end, sampled_fps, fps, None, frame_times, span)
 
 
 def _count_plan(path: str, n_frames: int, fps: float, frames_trim: Trim, count: int) -> _Plan:
@@ -321,28 +387,37 @@ def _count_plan(path: str, n_frames: int, fps: float, frames_trim: Trim, count: 
     return _Plan(indices, start, end, count / duration_s, fps, None, None)
 
 
-def _collect(frames: _Frames, count: int, max_side: Optional[int], path: str) -> np.ndarray:
-    """Stack frames into one array, resizing each as it arrives so full-size frames never pile up."""
+def _collect(
+    frames: _Frames, count: int, max_side: Optional[int], path: str, shrink: Optional[Shrink] = None
+) -> tuple[np.ndarray, tuple[int, int]]:
+    """Stack frames into one array, resizing (and shrinking) each as it arrives so full-size frames never pile
+    up; also the (width, height) of the frames at ``max_side``."""
     with closing(frames):  # stop the decoder (and close the file) once enough frames are in
-        return _stack(frames, count, max_side, path)
+        return _stack(frames, count, max_side, path, shrink)
 
 
-def _stack(frames: Iterator[np.ndarray], count: int, max_side: Optional[int], path: str) -> np.ndarray:
+def _stack(
+    frames: Iterator[np.ndarray], count: int, max_side: Optional[int], path: str, shrink: Optional[Shrink]
+) -> tuple[np.ndarray, tuple[int, int]]:
     from PIL import Image
 
     out: Optional[np.ndarray] = None
+    read_size = (0, 0)
     for i, frame in enumerate(frames):
         height, width = frame.shape[:2]
         size = scaled_size(width, height, max_side)
         if size != (width, height):
             frame = np.asarray(Image.fromarray(np.ascontiguousarray(frame)).resize(size, Image.Resampling.BICUBIC))
+        read_size = size
+        if shrink is not None:
+            frame = shrink(frame)
         if out is None:
             out = np.empty((count, *frame.shape), dtype=np.uint8)
         elif frame.shape != out.shape[1:]:
             raise VideoError(f"{path}: frame sizes change within the video; re-export it at one size")
         out[i] = frame
         if i + 1 == count:
-            return out
+            return out, read_size
     raise VideoError(f"{path}: the decoder returned fewer frames than requested; the file may be corrupt")
 
 
@@ -421,6 +496,7 @@ def read_video(
     max_side: Optional[int] = None,
     backend: str = "auto",
     count: Optional[int] = None,
+    shrink: Optional[Shrink] = None,
 ) -> VideoFrames:
     """Decode the sampled frames of a video file or image directory, upright, within a trim.
 
@@ -430,6 +506,8 @@ def read_video(
     (:func:`~viddiff.video.timing.segment_centres`; ``target_fps`` is then ignored). Directories of
     images always use the image reader (whatever ``backend`` says) and need ``fps_original``. Trim and
     fps mistakes raise at once; in 'auto' mode a decord failure retries the read with PyAV.
+    ``shrink``: keep each frame only as ``shrink`` makes it (memory bounded by the shrunk size, whatever the
+    video's resolution); :func:`with_stills` decodes chosen frames again at the size read.
     """
     _check_backend(backend)
     _check_max_side(max_side)
@@ -450,13 +528,44 @@ def read_video(
             plan = _count_plan(str(path), probe.n_frames, fps, frames_trim, count)
         else:
             plan = _plan(str(path), probe.n_frames, fps, times, frames_trim, target_fps)
-        n_frames, sources = probe.n_frames, _file_sources(probe, backend)
+        n_frames, sources = probe.n_frames, _file_sources(probe, _streaming_backend(backend, shrink))
+    frames, (width, height), used = _decode(path, sources, plan.indices, max_side, backend, shrink)
+    full_size = None if shrink is None else FullSize(str(path), fps_original, max_side, used, width, height)
+    return VideoFrames(
+        frames=frames, frame_indices=plan.indices, fps=plan.fps, fps_original=plan.fps_original,
+        stride=plan.stride, start=plan.start, end=plan.end, n_frames_source=n_frames,
+        backend=used, frame_times_s=plan.frame_times_s, presentation_span_s=plan.presentation_span_s,
+        full_size=full_size,
+    )
+
+
+def _streaming_backend(backend: str, shrink: Optional[Shrink]) -> str:
+    """The reader for a shrinking read: in 'auto' mode PyAV, which decodes one frame at a time.
+
+    decord hands out batches of full-size frames; shrinking each as it arrives leaves the batches' freed
+    memory cut up by the small frames kept in between, so the process grows by about a full-size frame per
+    frame read (a process reading 600 sampled 1080p frames peaked at 5.4 GB with decord, 0.9 GB with PyAV,
+    0.8 GB of it imports). Both decode
+    the files decord is chosen for to the same pixels.
+    """
+    return "pyav" if shrink is not None and backend == "auto" else backend
+
+
+def _decode(
+    path: Path,
+    sources: Iterator[_Source],
+    indices: np.ndarray,
+    max_side: Optional[int],
+    backend: str,
+    shrink: Optional[Shrink] = None,
+) -> tuple[np.ndarray, tuple[int, int], str]:
+    """The frames at ``indices`` from the first reader that decodes them, the (width, height) read, and its name."""
     # Readers want increasing indices; a count plan on a short clip repeats some, decoded once.
-    distinct, positions = np.unique(plan.indices, return_inverse=True)
+    distinct, positions = np.unique(indices, return_inverse=True)
     for source in sources:
         try:
-            frames = _collect(source.iter_frames(distinct), len(distinct), max_side, str(path))
-            if len(distinct) < len(plan.indices):
+            frames, size = _collect(source.iter_frames(distinct), len(distinct), max_side, str(path), shrink)
+            if len(distinct) < len(indices):
                 frames = frames[positions]
         except Exception as exc:
             if source.backend == "decord" and backend == "auto":
@@ -468,12 +577,45 @@ def read_video(
                 f"{path}: {source.backend} failed while decoding ({type(exc).__name__}: {exc}); "
                 "the file may be corrupt" + ("; try backend 'pyav'" if source.backend == "decord" else "")
             ) from exc
-        return VideoFrames(
-            frames=frames, frame_indices=plan.indices, fps=plan.fps, fps_original=plan.fps_original,
-            stride=plan.stride, start=plan.start, end=plan.end, n_frames_source=n_frames,
-            backend=source.backend, frame_times_s=plan.frame_times_s,
-        )
+        return frames, size, source.backend
     raise AssertionError("unreachable: the last reader either returns or raises")
+
+
+def with_stills(video: VideoFrames, frame_indices: Sequence[int]) -> VideoFrames:
+    """``video`` with these sampled frames also at the size read (``stills``): what a shrunk read drops and a
+    consumer of a few whole frames (the differencer's keyframes, a report) needs. They are decoded again by the
+    reader that decoded the shrunk ones, so they are the very frames an unshrunk read keeps."""
+    full = video.full_size
+    if full is None:
+        return video
+    sampled = set(video.frame_indices.tolist())
+    wanted = sorted({int(f) for f in frame_indices} - set(video.stills))
+    unsampled = [f for f in wanted if f not in sampled]
+    if unsampled:
+        raise ValueError(f"frame {unsampled[0]} was not sampled from this video")
+    if not wanted:
+        return video
+    frames = _decode_again(full, np.asarray(wanted, dtype=np.int64))
+    return replace(video, stills={**video.stills, **dict(zip(wanted, frames))})
+
+
+def unshrunk(video: VideoFrames) -> VideoFrames:
+    """``video`` with every sampled frame at the size read, for a consumer that measures on all of them (pose
+    estimation); ``video`` itself when it was not shrunk."""
+    if video.full_size is None:
+        return video
+    return replace(video, frames=_decode_again(video.full_size, video.frame_indices), full_size=None, stills={})
+
+
+def _decode_again(full: FullSize, indices: np.ndarray) -> np.ndarray:
+    path = Path(full.path)
+    sources: Iterator[_Source]
+    if full.backend == "images":
+        sources = iter([_image_dir(path, full.fps_original)])
+    else:
+        sources = _file_sources(probe_file(path), full.backend)
+    frames, _, _ = _decode(path, sources, indices, full.max_side, full.backend)
+    return frames
 
 
 def read_video_ref(
@@ -482,20 +624,25 @@ def read_video_ref(
     max_side: Optional[int] = None,
     backend: str = "auto",
     count: Optional[int] = None,
+    shrink: Optional[Shrink] = None,
 ) -> VideoFrames:
     """Read the part of a dataset video that a :class:`~viddiff.schema.VideoRef` points at."""
     return read_video(
         ref.path, target_fps=target_fps, frames_trim=ref.frames_trim,
-        fps_original=ref.fps_original, max_side=max_side, backend=backend, count=count,
+        fps_original=ref.fps_original, max_side=max_side, backend=backend, count=count, shrink=shrink,
     )
 
 
 async def read_pair(
-    refs: tuple["VideoRef", "VideoRef"], target_fps: Optional[float], max_side: Optional[int] = None, backend: str = "auto"
+    refs: tuple["VideoRef", "VideoRef"],
+    target_fps: Optional[float],
+    max_side: Optional[int] = None,
+    backend: str = "auto",
+    shrink: Optional[Shrink] = None,
 ) -> tuple[VideoFrames, VideoFrames]:
     """Both videos of a sample, decoded in worker threads; a pair of one video (the same-video check) is read once.
     A warning that concerns both videos alike (the inexact fps stride) is said once for the pair."""
-    a, b = await read_videos(refs, target_fps, max_side, backend)
+    a, b = await read_videos(refs, target_fps, max_side, backend, shrink=shrink)
     return a, b
 
 
@@ -505,6 +652,7 @@ async def read_videos(
     max_side: Optional[int] = None,
     backend: str = "auto",
     count: Optional[int] = None,
+    shrink: Optional[Shrink] = None,
 ) -> tuple[VideoFrames, ...]:
     """The videos of a sample (one for a single-video task, two for a pair), each read once, in worker threads;
     ``count``: exactly that many frames of each (see :func:`read_video`). A warning that concerns all of them
@@ -512,7 +660,7 @@ async def read_videos(
     import asyncio
 
     def read(ref: "VideoRef") -> VideoFrames:
-        return read_video_ref(ref, target_fps, max_side=max_side, backend=backend, count=count)
+        return read_video_ref(ref, target_fps, max_side=max_side, backend=backend, count=count, shrink=shrink)
 
     distinct: list["VideoRef"] = []
     for ref in refs:

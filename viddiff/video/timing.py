@@ -62,6 +62,15 @@ def mean_rate(times_s: np.ndarray) -> Optional[float]:
     return (len(times_s) - 1) / span if span > 0 else None
 
 
+def clip_end_s(times_s: np.ndarray, end: int, fps: float) -> float:
+    """When a clip ending before frame ``end`` (exclusive) stops being shown: that frame's time, or for the file's
+    last frame its time plus the interval before it (``1 / fps`` for a single frame)."""
+    if end < len(times_s):
+        return float(times_s[end])
+    last = float(times_s[-1])
+    return last + (last - float(times_s[-2]) if len(times_s) > 1 else 1.0 / fps)
+
+
 def segment_centres(n_frames: int, count: int) -> np.ndarray:
     """Positions of ``count`` frames spread over ``n_frames``: near the centre of each of ``count`` equal segments.
 
