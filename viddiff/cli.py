@@ -508,7 +508,21 @@ def interrupted_message(args: argparse.Namespace) -> str:
     )
 
 
+EXIT_READER_GONE = 141
+"""The exit status when the reader of the output went away (``viddiff ... | head -1``): 128 + SIGPIPE, what a
+shell reports for ``cat`` or ``grep`` in the same place, so ``set -o pipefail`` scripts treat viddiff alike."""
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run one command; a closed stdout or stderr pipe ends it quietly with :data:`EXIT_READER_GONE`."""
+    try:
+        return _run_command(argv)
+    except BrokenPipeError:
+        _silence_closed_pipes()
+        return EXIT_READER_GONE
+
+
+def _run_command(argv: Optional[Sequence[str]]) -> int:
     from viddiff.console import console_session
 
     parser = build_parser()
@@ -524,6 +538,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except KeyboardInterrupt:
             print(interrupted_message(args), file=sys.stderr)
             return 130
+
+
+def _silence_closed_pipes() -> None:
+    """Point stdout and stderr at /dev/null where their reader is gone, so the interpreter's final flush of
+    what is still buffered does not print "Exception ignored ... BrokenPipeError" on the way out."""
+    import os
+    import select
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            fd = stream.fileno()
+        except (AttributeError, ValueError, OSError):  # replaced by a test harness or already closed
+            continue
+        poll = select.poll()
+        poll.register(fd, select.POLLOUT)
+        if any(events & select.POLLERR for _, events in poll.poll(0)):  # a pipe whose reader closed it
+            os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 if __name__ == "__main__":
