@@ -71,7 +71,9 @@ def _global_flags(*, with_defaults: bool) -> argparse.ArgumentParser:
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--config", help="YAML config file (default: the built-in defaults; configs/paper.yaml is the released setting)"
+        "--config", metavar="NAME_OR_FILE",
+        help="a preset name (`viddiff config list`: paper is the released setting, cpu-fast for a laptop) or a YAML "
+        "file (default: the built-in defaults)",
     )
     p.add_argument(
         "--set",
@@ -118,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for add_command in (
         _add_run, _add_compare, _add_eval, _add_baseline, _add_ablate, _add_audit, _add_pose, _add_data, _add_cache,
+        _add_config,
     ):
         add_command(sub, flags)
     return parser
@@ -137,7 +140,7 @@ def _add_run(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPar
         ),
         examples=(
             "viddiff run --split easy --mode closed",
-            "viddiff run --split hard --mode open --config configs/paper.yaml --output runs/hard-open",
+            "viddiff run --split hard --mode open --config paper --output runs/hard-open",
             "viddiff run --dataset /tmp/synth --mode closed --limit 4 --set localizer.method=uniform",
             "viddiff run --split easy --mode closed --output runs/easy-closed --resume",
         ),
@@ -487,6 +490,28 @@ def _add_cache(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
     )
     _add_config_args(clear)
     clear.set_defaults(handler="viddiff.cache:cli_clear")
+
+
+def _add_config(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
+    """viddiff config list|show: the presets shipped with the package."""
+    config = sub.add_parser("config", help="configuration presets: list them, show one", parents=flags)
+    config_sub = config.add_subparsers(dest="config_command", metavar="CONFIG_COMMAND")
+    config_sub.required = True
+    listing = _command(
+        config_sub, "list", flags,
+        help="the presets shipped with viddiff, and what each is for",
+        description="The configuration presets shipped with viddiff; give one by name to any --config.",
+        examples=("viddiff config list",),
+    )
+    listing.set_defaults(handler="viddiff.commands.config:cli_config_list")
+    show = _command(
+        config_sub, "show", flags,
+        help="print a preset's YAML, comments included",
+        description="Print a preset's YAML as shipped; save it to a file and edit it to make your own config.",
+        examples=("viddiff config show paper", "viddiff config show cpu-fast > my-config.yaml"),
+    )
+    show.add_argument("name", metavar="NAME", help="a preset name from `viddiff config list` (or a YAML file)")
+    show.set_defaults(handler="viddiff.commands.config:cli_config_show")
 
 
 def _resolve(spec: str) -> Handler:

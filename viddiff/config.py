@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from viddiff.errors import ConfigError
+from viddiff.configs import preset_names, preset_path
 from viddiff.plugins import EMBEDDERS, POSE_ESTIMATORS, SEGMENTERS
 from viddiff.templates import Family, Slots, check_prompt_files
 
@@ -694,10 +695,8 @@ def load_config(path: Optional[Union[str, Path]] = None, overrides: Optional[lis
     data: dict[str, Any] = {}
     source = "defaults"
     if path is not None:
+        p = resolve_config_path(path)
         source = str(path)
-        p = Path(path)
-        if not p.is_file():
-            raise ConfigError(f"config file not found: {p}")
         try:
             loaded = yaml.safe_load(p.read_text())
         except yaml.YAMLError as exc:
@@ -710,6 +709,20 @@ def load_config(path: Optional[Union[str, Path]] = None, overrides: Optional[lis
     for item in overrides or []:
         _apply_override(data, item)
     return _validate(data, source=source if not overrides else f"{source} + --set")
+
+
+def resolve_config_path(path: Union[str, Path]) -> Path:
+    """A YAML file, or the shipped preset of that name (``paper``, ``cpu-fast``): a file that exists wins."""
+    p = Path(path)
+    if p.is_file():
+        return p
+    preset = preset_path(str(path))
+    if preset is not None:
+        return preset
+    raise ConfigError(
+        f"config not found: {path} is neither a YAML file nor a preset name; presets: {', '.join(preset_names())} "
+        "(`viddiff config list` says what each is for)"
+    )
 
 
 def _validate(data: dict[str, Any], source: str) -> Config:

@@ -31,7 +31,8 @@ WARN_AFTER_S = 60.0
 
 @dataclass(frozen=True)
 class CpuPreset:
-    """A CPU configuration of the localizer; ``configs/<name>.yaml`` holds the same values."""
+    """A CPU configuration of the localizer; the preset of the same name (``viddiff/configs/<name>.yaml``) holds the
+    same values."""
 
     name: str
     clip: ClipConfig
@@ -95,7 +96,7 @@ def cpu_time_warning(
         preset_s = seconds_per_frame(preset.clip, threads) or 0.0
         preset_frames = sum(frames_to_embed(n, n_stages, preset.coarse_to_fine) for n in video_frames)
         options.append(
-            f"configs/{preset.name}.yaml ({preset.clip.model} {preset.clip.precision}, ~{_duration(preset_frames * preset_s)})"
+            f"{preset.name} ({preset.clip.model} {preset.clip.precision}, ~{_duration(preset_frames * preset_s)})"
         )
     return (
         f"CLIP {clip.model} on the CPU: about {_duration(seconds)} to embed {frames} frames "
