@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Optional, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from viddiff.errors import ConfigError
 from viddiff.configs import preset_names, preset_path
@@ -114,6 +114,13 @@ class ModelCallConfig(_Section):
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Further request fields, sent as given, for servers that take them (vLLM: ``repetition_penalty``,
     ``top_k``); empty = none. A benchmark's published sampling settings go here and in ``top_p``."""
+    _config_key: Optional[str] = PrivateAttr(default=None)
+
+    @property
+    def config_key(self) -> Optional[str]:
+        """Where this call sits in a :class:`Config` (``differencer``, ``eval.judge``), for messages that name the
+        key to change; None for a call built on its own."""
+        return self._config_key
 
 
 class RunConfig(_Section):
@@ -674,6 +681,19 @@ class Config(_Section):
     vidcapbench: VidcapbenchConfig = Field(default_factory=VidcapbenchConfig)
     vidpair: VidPairConfig = Field(default_factory=VidPairConfig)
     pose: PoseConfig = Field(default_factory=PoseConfig)
+
+    @model_validator(mode="after")
+    def _name_model_calls(self) -> "Config":
+        """Tell each model call its key, so an answer cut at ``max_tokens`` can name the one to raise."""
+        for name in type(self).model_fields:
+            section = getattr(self, name)
+            if isinstance(section, ModelCallConfig):
+                section._config_key = name
+            for sub in type(section).model_fields:
+                value = getattr(section, sub)
+                if isinstance(value, ModelCallConfig):
+                    value._config_key = f"{name}.{sub}"
+        return self
 
     @classmethod
     def from_yaml(cls, path: Union[str, Path], overrides: Optional[list[str]] = None) -> "Config":
