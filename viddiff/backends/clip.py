@@ -39,6 +39,7 @@ from tqdm.auto import tqdm
 
 from viddiff.backends.clip_int8 import quantize_image_tower
 from viddiff.backends.clip_text import encode_text
+from viddiff.backends.clip_weights import check_hub_reachable
 from viddiff.backends.cpu import configure_torch_threads
 from viddiff.backends.embedders import EmbedStats
 from viddiff.backends.stopping import raise_if_stopped
@@ -237,6 +238,7 @@ class ClipEmbedder:
         self.embed_dim = int(open_clip.get_model_config(cfg.model)["embed_dim"])
         self.stats = EmbedStats()
         self._loaded: Optional[_Loaded] = None
+        self._load_error: Optional[ModelLoadError] = None
         self._lock = threading.Lock()
 
     def embed_images(self, frames: Frames) -> np.ndarray:
@@ -292,8 +294,16 @@ class ClipEmbedder:
         return np.stack([table[key] for key in keys]), hits, len(missing)
 
     def _model(self) -> _Loaded:
+        """The model, loaded once; a load that failed fails again at once (each waiting sample would otherwise
+        sit through the same download retries)."""
+        if self._load_error is not None:
+            raise self._load_error
         if self._loaded is None:
-            self._loaded = self._load()
+            try:
+                self._loaded = self._load()
+            except ModelLoadError as exc:
+                self._load_error = exc
+                raise
         return self._loaded
 
     def _load(self) -> _Loaded:
@@ -318,6 +328,7 @@ class ClipEmbedder:
                     "use this for offline tests only",
                     cfg.model,
                 )
+        check_hub_reachable(cfg, self._tag_cfg)
         if torch.device(self.device).type == "cpu":
             configure_torch_threads(cfg.threads)
         build_precision = "fp32" if self.precision == "int8" else self.precision

@@ -100,7 +100,7 @@ def cpu_time_warning(
         )
     return (
         f"CLIP {clip.model} on the CPU: about {_duration(seconds)} to embed {frames} frames "
-        f"({per_frame:.1f} s per frame with {threads} threads, estimated); for CPU use a CPU preset: "
+        f"({per_frame:.1f} s per frame with {threads} thread{'' if threads == 1 else 's'}, estimated); for CPU use a CPU preset: "
         f"--config {' or '.join(options)}; already-embedded frames come from the cache"
     )
 
