@@ -120,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for add_command in (
         _add_run, _add_compare, _add_eval, _add_baseline, _add_ablate, _add_audit, _add_pose, _add_data, _add_cache,
-        _add_config,
+        _add_report, _add_config,
     ):
         add_command(sub, flags)
     return parser
@@ -490,6 +490,28 @@ def _add_cache(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
     )
     _add_config_args(clear)
     clear.set_defaults(handler="viddiff.cache:cli_clear")
+
+
+def _add_report(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
+    """viddiff report RUN_DIR: the HTML pages of a finished run."""
+    rep = _command(
+        sub, "report", flags,
+        help="build (or rebuild) the HTML report of a finished run, without any model call",
+        description=(
+            "Write RUN_DIR/report/index.html and one page per finished sample from what a `viddiff run` or\n"
+            "`viddiff baseline` wrote there (samples.jsonl, config.yaml, run.json). No model is called: the\n"
+            "scores are computed again from the predictions, an open-mode judge's answers come from the cache\n"
+            "the run filled. The videos are read again from where the dataset keeps them (linked, or copied\n"
+            "into the pages with --embed-videos)."
+        ),
+        examples=("viddiff report runs/easy-closed", "viddiff report runs/easy-closed --embed-videos"),
+    )
+    rep.add_argument("run_dir", metavar="RUN_DIR", help="the --output directory of a finished run")
+    rep.add_argument(
+        "--embed-videos", action="store_true",
+        help="copy the videos into the report pages instead of linking them (default: off)",
+    )
+    rep.set_defaults(handler="viddiff.commands.report:cli_report")
 
 
 def _add_config(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
