@@ -85,11 +85,12 @@ def _add_config_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_dataset_args(p: argparse.ArgumentParser) -> None:
+def _add_dataset_args(p: argparse.ArgumentParser, benchmark_names: Optional[list[str]] = None) -> None:
+    """``benchmark_names``: the benchmarks the command runs on (default: every registered one)."""
     data = Config().data
     p.add_argument(
         "--benchmark",
-        choices=benchmarks.names(),
+        choices=benchmark_names or benchmarks.names(),
         help=f"which benchmark --dataset holds (default: data.benchmark, i.e. {data.benchmark})",
     )
     p.add_argument(
@@ -326,7 +327,7 @@ def _add_ablate(sub: "argparse._SubParsersAction", flags: list[argparse.Argument
             "viddiff ablate --split medium --variant viterbi --variant random --output runs/ablate-medium",
         ),
     )
-    _add_dataset_args(abl)
+    _add_dataset_args(abl, ["viddiffbench"])  # the ablation needs VidDiffBench's keyframe annotations
     abl.add_argument("--mode", choices=["closed"], default="closed", help="closed accuracy, the paper's ablation (default: closed)")
     names = variant_names()
     abl.add_argument(

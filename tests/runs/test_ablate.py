@@ -146,7 +146,12 @@ def test_ablate_withholds_the_papers_numbers_from_rows_run_otherwise(synth_dir, 
 
 
 def test_ablate_refuses_vidic(tmp_path, offline_sets, capsys) -> None:
-    assert main(["ablate", "--benchmark", "vidic", "--dataset", str(tmp_path), *offline_sets]) == 2
+    """--help lists only VidDiffBench (it listed every benchmark, then refused the others); a config naming another
+    is refused with the reason."""
+    with pytest.raises(SystemExit) as exited:
+        main(["ablate", "--benchmark", "vidic", "--dataset", str(tmp_path), *offline_sets])
+    assert exited.value.code == 2 and "invalid choice: 'vidic' (choose from 'viddiffbench')" in capsys.readouterr().err
+    assert main(["ablate", "--set", "data.benchmark=vidic", "--dataset", str(tmp_path), *offline_sets]) == 2
     assert "VidDiffBench" in capsys.readouterr().err
 
 

@@ -239,6 +239,7 @@ class ClipEmbedder:
         self.stats = EmbedStats()
         self._loaded: Optional[_Loaded] = None
         self._load_error: Optional[ModelLoadError] = None
+        self._said_random = False
         self._lock = threading.Lock()
 
     def embed_images(self, frames: Frames) -> np.ndarray:
@@ -272,6 +273,7 @@ class ClipEmbedder:
         self, namespace: str, keys: list[str], items: list[Any], encode: Callable[[list[Any]], np.ndarray]
     ) -> tuple[np.ndarray, int, int]:
         """Embeddings for ``items`` (one row per key) plus (distinct cache hits, distinct items encoded)."""
+        self._say_if_random()
         if not keys:
             return np.zeros((0, self.embed_dim), dtype=np.float32), 0, 0
         first_index: dict[str, int] = {}
@@ -292,6 +294,18 @@ class ClipEmbedder:
             if self.cache is not None:
                 self.cache.put_many(namespace, {key: vec.tobytes() for key, vec in fresh.items()})
         return np.stack([table[key] for key in keys]), hits, len(missing)
+
+    def _say_if_random(self) -> None:
+        """Warn once per embedder that its weights are random, on first use: embeddings taken from the cache are
+        as meaningless as new ones (the model itself may never load)."""
+        if self._said_random or self.cfg.checkpoint is not None or self.cfg.pretrained is not None:
+            return
+        self._said_random = True
+        logger.warning(
+            "CLIP %s has RANDOM weights (localizer.clip.pretrained=null): similarity scores are meaningless; "
+            "use this for offline tests only",
+            self.cfg.model,
+        )
 
     def _model(self) -> _Loaded:
         """The model, loaded once; a load that failed fails again at once (each waiting sample would otherwise
@@ -322,12 +336,6 @@ class ClipEmbedder:
                 }
         else:
             weights = cfg.pretrained
-            if weights is None:
-                logger.warning(
-                    "CLIP %s has RANDOM weights (localizer.clip.pretrained=null): similarity scores are meaningless; "
-                    "use this for offline tests only",
-                    cfg.model,
-                )
         check_hub_reachable(cfg, self._tag_cfg)
         if torch.device(self.device).type == "cpu":
             configure_torch_threads(cfg.threads)

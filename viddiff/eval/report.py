@@ -85,7 +85,7 @@ def write_scored(
             f"**{len(failed_samples)} of {n_samples} samples failed** (see errors.json): their predictions "
             f"are null and {failed_effect}; `--resume` retries them."
         )
-        markdown = _under_title(markdown, note)
+        markdown = under_title(markdown, note)
     write_text_atomic(Path(out_dir) / METRICS_FILE, json.dumps(summary, indent=2) + "\n")
     write_text_atomic(Path(out_dir) / REPORT_FILE, markdown)
 
@@ -106,7 +106,7 @@ def note_invalid_answers(out_dir: Path, invalid: dict[str, list[str]], n_verdict
         "never gave a valid answer after the re-asks; their predictions are null and count as wrong "
         "(`invalid_answers` in metrics.json, the answers under `raw_answers` in samples.jsonl)."
     )
-    markdown = _under_title(report_path.read_text(encoding="utf-8"), note)
+    markdown = under_title(report_path.read_text(encoding="utf-8"), note)
     write_text_atomic(metrics_path, json.dumps(summary, indent=2) + "\n")
     write_text_atomic(report_path, markdown)
 
@@ -114,10 +114,19 @@ def note_invalid_answers(out_dir: Path, invalid: dict[str, list[str]], n_verdict
 def note_in_report(out_dir: Path, note: str) -> None:
     """Put ``note`` (markdown) under the title of the ``report.md`` just written (e.g. the stand-in notice)."""
     path = Path(out_dir) / REPORT_FILE
-    write_text_atomic(path, _under_title(path.read_text(encoding="utf-8"), note))
+    write_text_atomic(path, under_title(path.read_text(encoding="utf-8"), note))
 
 
-def _under_title(markdown: str, note: str) -> str:
+def note_in_metrics(out_dir: Path, key: str, value: Any) -> None:
+    """Add ``key`` to the ``metrics.json`` just written (e.g. ``stand_ins``: who produced its numbers)."""
+    path = Path(out_dir) / METRICS_FILE
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    summary[key] = value
+    write_text_atomic(path, json.dumps(summary, indent=2) + "\n")
+
+
+def under_title(markdown: str, note: str) -> str:
+    """``markdown`` with ``note`` as the first paragraph under its title line."""
     title, _, rest = markdown.partition("\n")
     return f"{title}\n\n{note}\n{rest}"
 
