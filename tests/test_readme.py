@@ -77,6 +77,24 @@ def test_offline_python_example_runs_as_written(tmp_path: Path) -> None:
 # --- the README as a front door --------------------------------------------------------------------------
 
 
+def test_readme_python_snippet_runs_as_a_script_would_parse_it() -> None:
+    """It used top-level ``await``: a SyntaxError pasted into a script (issue 32). Parsed as a module here."""
+    (snippet,) = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    compile(snippet, "README.md", "exec")
+
+
+def test_every_test_file_the_code_and_docs_name_exists() -> None:
+    """A docstring pointed readers at tests/benchmarks/ifvidcap/test_rules.py, which never existed (issue 32)."""
+    named = {
+        (path, match)
+        for path in [*sorted((ROOT / "viddiff").rglob("*.py")), README, *sorted((ROOT / "docs").rglob("*.md"))]
+        for match in re.findall(r"\btests/[\w/.-]+\.py\b", path.read_text())
+    }
+    assert named
+    missing = sorted(f"{path.relative_to(ROOT)} names {test}" for path, test in named if not (ROOT / test).is_file())
+    assert not missing, missing
+
+
 def test_readme_is_at_most_250_lines() -> None:
     n = len(README.read_text(encoding="utf-8").splitlines())
     assert n <= MAX_README_LINES, f"README.md has {n} lines; move detail into a page under docs/"

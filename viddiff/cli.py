@@ -237,7 +237,10 @@ def _add_compare(sub: "argparse._SubParsersAction", flags: list[argparse.Argumen
         "the moment it is decided, then the result (default: off)",
     )
     cmp_.add_argument(
-        "--report", metavar="FILE.html", help="write a self-contained HTML report of the comparison (default: none)"
+        "--report", metavar="FILE.html",
+        help="write an HTML report of the comparison: one page, keyframes inside it, the videos linked from where "
+        "they are (relative links: move the page and the videos together, or use --report-embed-videos) "
+        "(default: none)",
     )
     cmp_.add_argument(
         "--report-embed-videos", action="store_true",
