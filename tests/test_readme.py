@@ -71,7 +71,14 @@ def test_offline_python_example_runs_as_written(tmp_path: Path) -> None:
         os.kill(pid, signal.SIGTERM)
     assert proc.returncode == 0, proc.stderr
     (line,) = proc.stdout.splitlines()
-    assert re.fullmatch(r"the squat is deeper [abc] \[[\d., ]+\] \[[\d., ]+\]", line), line
+    assert re.fullmatch(r"the knees bend more during the dip [abc] \[[\d., ]+\] \[[\d., ]+\]", line), line
+    # the example names the action its videos show (it compared a free-throw pair as a squat)
+    import json
+
+    rows = [json.loads(r) for r in (Path(demo) / "dataset.jsonl").read_text().splitlines()]
+    (row,) = [r for r in rows if "pair_0001_a.mp4" in r["videos"]]
+    assert f'action="{row["action_name"]}"' in python
+    assert "the knees bend more during the dip" in row["differences_annotated"]
 
 
 # --- the README as a front door --------------------------------------------------------------------------
