@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -73,8 +74,6 @@ def test_offline_python_example_runs_as_written(tmp_path: Path) -> None:
     (line,) = proc.stdout.splitlines()
     assert re.fullmatch(r"the knees bend more during the dip [abc] \[[\d., ]+\] \[[\d., ]+\]", line), line
     # the example names the action its videos show (it compared a free-throw pair as a squat)
-    import json
-
     rows = [json.loads(r) for r in (Path(demo) / "dataset.jsonl").read_text().splitlines()]
     (row,) = [r for r in rows if "pair_0001_a.mp4" in r["videos"]]
     assert f'action="{row["action_name"]}"' in python
