@@ -533,8 +533,11 @@ def _add_config(sub: "argparse._SubParsersAction", flags: list[argparse.Argument
     show = _command(
         config_sub, "show", flags,
         help="print a preset's YAML, comments included",
-        description="Print a preset's YAML as shipped; save it to a file and edit it to make your own config.",
-        examples=("viddiff config show paper", "viddiff config show cpu-fast > my-config.yaml"),
+        description=(
+            "Print a preset's YAML as shipped; redirect it to a file and edit that to make your own config\n"
+            "(viddiff config show cpu-fast > my-config.yaml, then --config my-config.yaml)."
+        ),
+        examples=("viddiff config show paper", "viddiff config show cpu-fast"),
     )
     show.add_argument("name", metavar="NAME", help="a preset name from `viddiff config list` (or a YAML file)")
     show.set_defaults(handler="viddiff.commands.config:cli_config_show")
