@@ -9,7 +9,6 @@ import pytest
 from pydantic import BaseModel
 
 from viddiff.backends.llm.json_answers import (
-    ModelReply,
     ask_until_valid,
     instruction,
     parse_answer,
@@ -30,9 +29,9 @@ class Scripted:
         self.answers = list(answers)
         self.sent: list[list[dict]] = []
 
-    async def __call__(self, messages: list[dict]) -> ModelReply:
+    async def __call__(self, messages: list[dict]) -> Optional[str]:
         self.sent.append(messages)
-        return ModelReply(self.answers.pop(0))
+        return self.answers.pop(0)
 
 
 def _ask(send: Scripted, validate=None, max_reasks: int = 2) -> tuple[Verdict, str]:

@@ -16,7 +16,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Literal, Optional, TypeVar
+from typing import Any, Awaitable, Callable, Literal, Optional, TypeVar, Union
 
 from pydantic import BaseModel, ValidationError
 
@@ -40,8 +40,9 @@ class ModelReply:
     """The server stopped the answer at its token limit (``finish_reason: "length"``)."""
 
 
-Send = Callable[[list[dict]], Awaitable[ModelReply]]
-"""Sends messages, returns the answer."""
+Send = Callable[[list[dict]], Awaitable[Union[ModelReply, str, None]]]
+"""Sends messages, returns the answer: its text (``None``: the model sent none), or a :class:`ModelReply` when the
+sender can tell that the server cut it at the token limit."""
 
 REASK = "Your previous answer was not valid: {error}\nAnswer again with only the corrected JSON object."
 MAX_PROBLEM_CHARS = 1000
@@ -122,6 +123,8 @@ async def ask_until_valid(
     raw = problem = ""
     for attempt in range(max_reasks + 1):
         reply = await send(sent)
+        if not isinstance(reply, ModelReply):
+            reply = ModelReply(reply)
         raw = reply.text or ""
         try:
             if reply.text is None:
