@@ -76,4 +76,3 @@ def test_an_open_pipe_still_gets_everything(synth_dir: Path, offline_sets: list[
     )
     assert proc.returncode == 0, proc.stderr
     assert "the squat is deeper" in proc.stdout and "model calls" in proc.stdout
-
