@@ -176,9 +176,8 @@ STAND_IN_NOTICE = (
     "nothing about the method"
 )
 
-
 STAND_IN_NOTE = "stand-in: "
-"""How each line of :func:`stand_in_notes` begins."""
+"""How each line of :func:`note_lines` begins."""
 
 
 def stand_in_views(cfg: Config, roles: list[tuple[str, ModelCallConfig]], *, clip_used: bool) -> list[StandInView]:
@@ -194,14 +193,9 @@ def note_lines(views: Sequence[StandInView]) -> list[str]:
     return [f"{STAND_IN_NOTE}{view.component}: {view.reason}" for view in views]
 
 
-def stand_in_notice(cfg: Config, roles: list[tuple[str, ModelCallConfig]], *, clip_used: bool) -> str:
-    """The console's (and ``report.md``'s) version of the report banner: ``""`` when no stand-in was involved,
-    else :data:`STAND_IN_NOTICE` and one indented line per stand-in. ``clip_used``: CLIP embedded something."""
-    return notice_of(stand_in_views(cfg, roles, clip_used=clip_used))
-
-
 def notice_of(views: Sequence[StandInView]) -> str:
-    """:func:`stand_in_notice` for stand-ins already identified."""
+    """The console's (and ``report.md``'s) version of the report banner: ``""`` when no stand-in was involved,
+    else :data:`STAND_IN_NOTICE` and one indented line per stand-in (see :func:`stand_in_views`)."""
     if not views:
         return ""
     certain = any(not view.reason.startswith(UNIDENTIFIED) for view in views)
