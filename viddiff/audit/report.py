@@ -19,7 +19,7 @@ from viddiff.eval.tables import md_table, pct, text_table
 from viddiff.report.standins import distinct, note_lines
 from viddiff.report.views import StandInView
 from viddiff.store import write_text_atomic
-from viddiff.console import counted
+from viddiff.console import count_of
 
 METRICS_FILE = "metrics.json"
 REPORT_FILE = "report.md"
@@ -226,7 +226,7 @@ def format_audit_markdown(metrics: AuditMetrics, summary: dict[str, Any]) -> str
         f"- seed: {summary['seed']}; audited {summary['timestamp']} with viddiff {summary['viddiff_version']}",
         *[
             f"- {VARIANTS[v][0]}: `{r['output_dir']}` "
-            f"({r['mode']}, {counted(r['samples'], 'sample')}, {r['failed_samples']} failed)"
+            f"({r['mode']}, {count_of(r['samples'], 'sample')}, {r['failed_samples']} failed)"
             for v, r in runs.items()
         ],
         "",

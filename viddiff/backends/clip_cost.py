@@ -17,7 +17,7 @@ from typing import Optional
 
 from viddiff.backends.cpu import available_cores
 from viddiff.config import ClipConfig, CoarseToFineConfig, LocalizerConfig
-from viddiff.console import counted
+from viddiff.console import count_of
 
 REFERENCE_THREADS = 2
 SECONDS_PER_UNIT = 1.0 / (257 * 24 * 1024**2 * 12)
@@ -100,8 +100,8 @@ def cpu_time_warning(
             f"{preset.name} ({preset.clip.model} {preset.clip.precision}, ~{_duration(preset_frames * preset_s)})"
         )
     return (
-        f"CLIP {clip.model} on the CPU: about {_duration(seconds)} to embed {counted(frames, 'frame')} "
-        f"({per_frame:.1f} s per frame with {threads} thread{'' if threads == 1 else 's'}, estimated); for CPU use a CPU preset: "
+        f"CLIP {clip.model} on the CPU: about {_duration(seconds)} to embed {count_of(frames, 'frame')} "
+        f"({per_frame:.1f} s per frame with {count_of(threads, 'thread')}, estimated); for CPU use a CPU preset: "
         f"--config {' or '.join(options)}; already-embedded frames come from the cache"
     )
 

@@ -20,7 +20,7 @@ from viddiff.eval.open import OpenMetrics, OpenRecord
 from viddiff.eval.stats import Accuracy
 from viddiff.eval.tables import md_table, pct, text_table
 from viddiff.store import output_error, write_text_atomic
-from viddiff.console import counted
+from viddiff.console import count_of
 
 BenchMetrics = Union[ClosedMetrics, OpenMetrics]
 """VidDiffBench metrics."""
@@ -103,8 +103,8 @@ def note_invalid_answers(out_dir: Path, invalid: dict[str, list[str]], n_verdict
     summary["counts"].update(invalid_answers=n_invalid, samples_with_invalid_answers=len(invalid))
     summary["invalid_answers"] = {key: list(keys) for key, keys in invalid.items()}
     note = (
-        f"**{counted(n_invalid, 'answer')} stayed invalid** (of {n_verdicts} verdicts, in {len(invalid)} samples): the model "
-        "never gave a valid answer after the re-asks; their predictions are null and count as wrong "
+        f"**{count_of(n_invalid, 'answer')} stayed invalid** (of {n_verdicts} verdicts, in {len(invalid)} samples): "
+        "the model never gave a valid answer after the re-asks; their predictions are null and count as wrong "
         "(`invalid_answers` in metrics.json, the answers under `raw_answers` in samples.jsonl)."
     )
     markdown = under_title(report_path.read_text(encoding="utf-8"), note)

@@ -33,7 +33,7 @@ from viddiff.runs.ablation_variants import Variant, all_variants, variant_names
 from viddiff.schema import Sample
 from viddiff.runs.shared_models import check_shared_cache, shared_models
 from viddiff.store import write_json_atomic, write_text_atomic
-from viddiff.console import counted
+from viddiff.console import count_of
 
 ABLATION_JSON = "ablation.json"
 ABLATION_MD = "ablation.md"
@@ -209,7 +209,7 @@ def _cells(row: AblationRow, first_of_block: bool) -> list[str]:
     if row.not_comparable:
         notes.append(f"not the paper's row: {row.not_comparable}")
     paper = "-" if row.paper is None else f"{row.paper:.1f}"
-    acc = pct(row.accuracy) + (f" ({counted(row.failed_samples, 'sample')} failed)" if row.failed_samples else "")
+    acc = pct(row.accuracy) + (f" ({count_of(row.failed_samples, 'sample')} failed)" if row.failed_samples else "")
     label = row.label if first_of_block else ""
     return [label, row.split, str(row.n), str(row.correct), acc, ci, paper, "; ".join(notes) or "-"]
 
@@ -276,7 +276,7 @@ def cli_ablate(args) -> int:
     print(f"results in {output} ({ABLATION_MD}, {ABLATION_JSON}, one directory per variant)")
     failed = sum({r.variant: r.failed_samples for r in rows}.values())
     if failed:
-        print(f"viddiff: {counted(failed, 'sample run')} failed (see each variant's errors.json); re-run with --resume")
+        print(f"viddiff: {count_of(failed, 'sample run')} failed (see each variant's errors.json); re-run with --resume")
     invalid = invalid_answers_across(
         "the ablation's runs", {r.variant: (r.invalid_answers, r.answers) for r in rows}
     )

@@ -35,7 +35,9 @@ def rebuild_report(out_dir: Path, *, embed_videos: bool = False) -> Path:
     with OutputDirLock(out_dir):  # not while a run (or another rebuild) writes there
         results = ResultsStore(out_dir).load()
         if not results:
-            raise ViddiffError(f"{out_dir} holds no finished sample (samples.jsonl is empty or missing): nothing to report")
+            raise ViddiffError(
+                f"{out_dir} holds no finished sample (samples.jsonl is empty or missing): nothing to report"
+            )
         benchmark = benchmarks.of(cfg)
         mode = run_info["mode"]
         dataset = benchmark.load(cfg, run_info.get("splits"), fetch_videos=False)
