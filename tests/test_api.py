@@ -116,4 +116,4 @@ def test_large_clip_model_on_cpu_warns_once_with_the_presets(pair, offline_confi
         asyncio.run(go())
     warnings = [r.getMessage() for r in caplog.records if "CLIP ViT-bigG-14 on the CPU" in r.getMessage()]
     assert len(warnings) == 1
-    assert "configs/cpu-balanced.yaml" in warnings[0] and "configs/cpu-fast.yaml" in warnings[0]
+    assert "--config cpu-balanced (" in warnings[0] and " or cpu-fast (" in warnings[0]

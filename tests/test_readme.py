@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -71,10 +72,33 @@ def test_offline_python_example_runs_as_written(tmp_path: Path) -> None:
         os.kill(pid, signal.SIGTERM)
     assert proc.returncode == 0, proc.stderr
     (line,) = proc.stdout.splitlines()
-    assert re.fullmatch(r"the squat is deeper [abc] \[[\d., ]+\] \[[\d., ]+\]", line), line
+    assert re.fullmatch(r"the knees bend more during the dip [abc] \[[\d., ]+\] \[[\d., ]+\]", line), line
+    # the example names the action its videos show (it compared a free-throw pair as a squat)
+    rows = [json.loads(r) for r in (Path(demo) / "dataset.jsonl").read_text().splitlines()]
+    (row,) = [r for r in rows if "pair_0001_a.mp4" in r["videos"]]
+    assert f'action="{row["action_name"]}"' in python
+    assert "the knees bend more during the dip" in row["differences_annotated"]
 
 
 # --- the README as a front door --------------------------------------------------------------------------
+
+
+def test_readme_python_snippet_runs_as_a_script_would_parse_it() -> None:
+    """It used top-level ``await``: a SyntaxError pasted into a script (issue 32). Parsed as a module here."""
+    (snippet,) = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    compile(snippet, "README.md", "exec")
+
+
+def test_every_test_file_the_code_and_docs_name_exists() -> None:
+    """A docstring pointed readers at tests/benchmarks/ifvidcap/test_rules.py, which never existed (issue 32)."""
+    named = {
+        (path, match)
+        for path in [*sorted((ROOT / "viddiff").rglob("*.py")), README, *sorted((ROOT / "docs").rglob("*.md"))]
+        for match in re.findall(r"\btests/[\w/.-]+\.py\b", path.read_text())
+    }
+    assert named
+    missing = sorted(f"{path.relative_to(ROOT)} names {test}" for path, test in named if not (ROOT / test).is_file())
+    assert not missing, missing
 
 
 def test_readme_is_at_most_250_lines() -> None:

@@ -22,6 +22,8 @@ from viddiff.config import Config
 from viddiff.errors import VideoError, ViddiffError
 from viddiff.methods.events import Judged, Localized, Proposed, SampleEvent
 from viddiff.methods.viddiff import VidDiffMethod
+from viddiff.report.standins import localised_with_clip, model_roles, note_lines, stand_in_views
+from viddiff.report.views import StandInView
 from viddiff.schema import (
     Difference, Evidence, Keyframes, Letter, Mode, Prediction, Proposal, Sample, SampleResult, Segmentation, Stage,
     StageUsage, VideoRef,
@@ -117,8 +119,9 @@ Each serialises to one JSON object with ``.model_dump_json()`` (what ``viddiff c
 class EventView:
     """Turns the method's events for one pair into the app's :data:`CompareEvent` s."""
 
-    def __init__(self, action: str):
+    def __init__(self, action: str, stand_in_notes: Callable[[SampleResult], list[str]] = lambda result: []):
         self.action = action
+        self.stand_in_notes = stand_in_notes
         self._proposal: Optional[Proposal] = None
         self._keyframes: dict[str, Keyframes] = {}
 
@@ -141,7 +144,7 @@ class EventView:
             return VerdictEvent(
                 difference=difference_result(event.prediction, self._proposal, self._keyframes.get(key), event.evidence)
             )
-        return ResultEvent(result=to_comparison(event.result, self.action))
+        return ResultEvent(result=to_comparison(event.result, self.action, self.stand_in_notes(event.result)))
 
 
 class VidDiff(VidDiffMethod):
@@ -166,7 +169,7 @@ class VidDiff(VidDiffMethod):
         sample, mode = build_sample(
             video_a, video_b, action, differences=differences, n_differences=n_differences, fps_original=fps_original
         )
-        view = EventView(action)
+        view = EventView(action, self.stand_in_notes)
         events = self.aevents(sample, mode, fps=fps)
         async with contextlib.aclosing(events):
             async for event in events:
@@ -193,7 +196,7 @@ class VidDiff(VidDiffMethod):
             video_a, video_b, action, differences=differences, n_differences=n_differences, fps_original=fps_original
         )
         run = await self.arun_pair(sample, mode, fps=fps)
-        return to_comparison(run.result, action)
+        return to_comparison(run.result, action, self.stand_in_notes(run.result))
 
     def compare(self, *args, **kwargs) -> ComparisonResult:
         """Synchronous ``acompare`` for callers without an event loop."""
@@ -217,11 +220,26 @@ class VidDiff(VidDiffMethod):
         n = self.config.proposer.describe_n_differences if n_differences is None else n_differences
         sample = build_describe_sample(video_a, video_b, action, n, fps_original=fps_original)
         run = await self.arun_pair(sample, "describe", fps=fps)
-        return to_comparison(run.result, sample.action_description)
+        return to_comparison(run.result, sample.action_description, self.stand_in_notes(run.result))
 
     def describe(self, *args, **kwargs) -> ComparisonResult:
         """Synchronous ``adescribe`` for callers without an event loop."""
         return _run_sync(self._then_hang_up(self.adescribe(*args, **kwargs)))
+
+    def stand_in_notes(self, result: SampleResult) -> list[str]:
+        """One line per stand-in (the scripted server, random CLIP weights) that produced ``result``; empty when
+        real models did."""
+        return note_lines(self.stand_in_views(result))
+
+    def stand_in_views(self, result: SampleResult) -> list[StandInView]:
+        """The stand-ins behind ``result``; local endpoints are asked once per instance whether they are the
+        scripted server."""
+        clip_used = localised_with_clip(self.config, [result])
+        memo: dict[bool, list[StandInView]] = self.__dict__.setdefault("_stand_in_memo", {})
+        if clip_used not in memo:
+            roles = model_roles(self.config, method_calls=list(self.model_calls().items()))
+            memo[clip_used] = stand_in_views(self.config, roles, clip_used=clip_used)
+        return memo[clip_used]
 
     async def _then_hang_up(self, call: Awaitable[R]) -> R:
         """Await ``call``, then close the HTTP clients opened in this event loop: each synchronous call runs
@@ -363,7 +381,8 @@ def _stage_names(proposal: Proposal, key: str) -> list[str]:
     return [proposal.stages[i].name for i in proposal.links.get(key, [])]
 
 
-def to_comparison(result: SampleResult, action: str) -> ComparisonResult:
+def to_comparison(result: SampleResult, action: str, stand_ins: Sequence[str] = ()) -> ComparisonResult:
+    """The app's view of a result; ``stand_ins`` (:meth:`VidDiff.stand_in_notes`) go into its notes."""
     kf = {k.key: k for k in result.keyframes}
     evidence = {e.key: e for e in result.evidence}
     diffs = [
@@ -375,7 +394,7 @@ def to_comparison(result: SampleResult, action: str) -> ComparisonResult:
         differences=diffs,
         stages=result.proposal.stages,
         segmentations=result.segmentations,
-        notes=result.notes,
+        notes=[*result.notes, *stand_ins],
         usage=result.usage,
         description=result.description,
     )

@@ -71,7 +71,9 @@ def _global_flags(*, with_defaults: bool) -> argparse.ArgumentParser:
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--config", help="YAML config file (default: the built-in defaults; configs/paper.yaml is the released setting)"
+        "--config", metavar="NAME_OR_FILE",
+        help="a preset name (`viddiff config list`: paper is the released setting, cpu-fast for a laptop) or a YAML "
+        "file (default: the built-in defaults)",
     )
     p.add_argument(
         "--set",
@@ -83,11 +85,12 @@ def _add_config_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_dataset_args(p: argparse.ArgumentParser) -> None:
+def _add_dataset_args(p: argparse.ArgumentParser, benchmark_names: Optional[list[str]] = None) -> None:
+    """``benchmark_names``: the benchmarks the command runs on (default: every registered one)."""
     data = Config().data
     p.add_argument(
         "--benchmark",
-        choices=benchmarks.names(),
+        choices=benchmark_names or benchmarks.names(),
         help=f"which benchmark --dataset holds (default: data.benchmark, i.e. {data.benchmark})",
     )
     p.add_argument(
@@ -118,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for add_command in (
         _add_run, _add_compare, _add_eval, _add_baseline, _add_ablate, _add_audit, _add_pose, _add_data, _add_cache,
-        _add_serve,
+        _add_serve, _add_report, _add_config,
     ):
         add_command(sub, flags)
     return parser
@@ -138,7 +141,7 @@ def _add_run(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPar
         ),
         examples=(
             "viddiff run --split easy --mode closed",
-            "viddiff run --split hard --mode open --config configs/paper.yaml --output runs/hard-open",
+            "viddiff run --split hard --mode open --config paper --output runs/hard-open",
             "viddiff run --dataset /tmp/synth --mode closed --limit 4 --set localizer.method=uniform",
             "viddiff run --split easy --mode closed --output runs/easy-closed --resume",
         ),
@@ -234,7 +237,10 @@ def _add_compare(sub: "argparse._SubParsersAction", flags: list[argparse.Argumen
         "the moment it is decided, then the result (default: off)",
     )
     cmp_.add_argument(
-        "--report", metavar="FILE.html", help="write a self-contained HTML report of the comparison (default: none)"
+        "--report", metavar="FILE.html",
+        help="write an HTML report of the comparison: one page, keyframes inside it, the videos linked from where "
+        "they are (relative links: move the page and the videos together, or use --report-embed-videos) "
+        "(default: none)",
     )
     cmp_.add_argument(
         "--report-embed-videos", action="store_true",
@@ -324,7 +330,7 @@ def _add_ablate(sub: "argparse._SubParsersAction", flags: list[argparse.Argument
             "viddiff ablate --split medium --variant viterbi --variant random --output runs/ablate-medium",
         ),
     )
-    _add_dataset_args(abl)
+    _add_dataset_args(abl, ["viddiffbench"])  # the ablation needs VidDiffBench's keyframe annotations
     abl.add_argument("--mode", choices=["closed"], default="closed", help="closed accuracy, the paper's ablation (default: closed)")
     names = variant_names()
     abl.add_argument(
@@ -548,6 +554,53 @@ def _add_serve(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
         )
 
 
+def _add_report(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
+    """viddiff report RUN_DIR: the HTML pages of a finished run."""
+    rep = _command(
+        sub, "report", flags,
+        help="build (or rebuild) the HTML report of a finished run, without any model call",
+        description=(
+            "Write RUN_DIR/report/index.html and one page per finished sample from what a `viddiff run` or\n"
+            "`viddiff baseline` wrote there (samples.jsonl, config.yaml, run.json). No model is called: the\n"
+            "scores are computed again from the predictions, an open-mode judge's answers come from the cache\n"
+            "the run filled. The videos are read again from where the dataset keeps them (linked, or copied\n"
+            "into the pages with --embed-videos)."
+        ),
+        examples=("viddiff report runs/easy-closed", "viddiff report runs/easy-closed --embed-videos"),
+    )
+    rep.add_argument("run_dir", metavar="RUN_DIR", help="the --output directory of a finished run")
+    rep.add_argument(
+        "--embed-videos", action="store_true",
+        help="copy the videos into the report pages instead of linking them (default: off)",
+    )
+    rep.set_defaults(handler="viddiff.commands.report:cli_report")
+
+
+def _add_config(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
+    """viddiff config list|show: the presets shipped with the package."""
+    config = sub.add_parser("config", help="configuration presets: list them, show one", parents=flags)
+    config_sub = config.add_subparsers(dest="config_command", metavar="CONFIG_COMMAND")
+    config_sub.required = True
+    listing = _command(
+        config_sub, "list", flags,
+        help="the presets shipped with viddiff, and what each is for",
+        description="The configuration presets shipped with viddiff; give one by name to any --config.",
+        examples=("viddiff config list",),
+    )
+    listing.set_defaults(handler="viddiff.commands.config:cli_config_list")
+    show = _command(
+        config_sub, "show", flags,
+        help="print a preset's YAML, comments included",
+        description=(
+            "Print a preset's YAML as shipped; redirect it to a file and edit that to make your own config\n"
+            "(viddiff config show cpu-fast > my-config.yaml, then --config my-config.yaml)."
+        ),
+        examples=("viddiff config show paper", "viddiff config show cpu-fast"),
+    )
+    show.add_argument("name", metavar="NAME", help="a preset name from `viddiff config list` (or a YAML file)")
+    show.set_defaults(handler="viddiff.commands.config:cli_config_show")
+
+
 def _resolve(spec: str) -> Handler:
     import importlib
 
@@ -567,7 +620,21 @@ def interrupted_message(args: argparse.Namespace) -> str:
     )
 
 
+EXIT_READER_GONE = 141
+"""The exit status when the reader of the output went away (``viddiff ... | head -1``): 128 + SIGPIPE, what a
+shell reports for ``cat`` or ``grep`` in the same place, so ``set -o pipefail`` scripts treat viddiff alike."""
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run one command; a closed stdout or stderr pipe ends it quietly with :data:`EXIT_READER_GONE`."""
+    try:
+        return _run_command(argv)
+    except BrokenPipeError:
+        _silence_closed_pipes()
+        return EXIT_READER_GONE
+
+
+def _run_command(argv: Optional[Sequence[str]]) -> int:
     from viddiff.console import console_session
 
     parser = build_parser()
@@ -583,6 +650,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except KeyboardInterrupt:
             print(interrupted_message(args), file=sys.stderr)
             return 130
+
+
+def _silence_closed_pipes() -> None:
+    """Point stdout and stderr at /dev/null where their reader is gone, so the interpreter's final flush of
+    what is still buffered does not print "Exception ignored ... BrokenPipeError" on the way out."""
+    import os
+    import select
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            fd = stream.fileno()
+        except (AttributeError, ValueError, OSError):  # replaced by a test harness or already closed
+            continue
+        poll = select.poll()
+        poll.register(fd, select.POLLOUT)
+        if any(events & select.POLLERR for _, events in poll.poll(0)):  # a pipe whose reader closed it
+            os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Optional, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from viddiff.errors import ConfigError
+from viddiff.configs import preset_names, preset_path
 from viddiff.plugins import EMBEDDERS, POSE_ESTIMATORS, SEGMENTERS
 from viddiff.templates import Family, Slots, check_prompt_files
 
@@ -113,6 +114,13 @@ class ModelCallConfig(_Section):
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Further request fields, sent as given, for servers that take them (vLLM: ``repetition_penalty``,
     ``top_k``); empty = none. A benchmark's published sampling settings go here and in ``top_p``."""
+    _config_key: Optional[str] = PrivateAttr(default=None)
+
+    @property
+    def config_key(self) -> Optional[str]:
+        """Where this call sits in a :class:`Config` (``differencer``, ``eval.judge``), for messages that name the
+        key to change; None for a call built on its own."""
+        return self._config_key
 
 
 class RunConfig(_Section):
@@ -755,6 +763,19 @@ class Config(_Section):
     pose: PoseConfig = Field(default_factory=PoseConfig)
     serve: ServeConfig = Field(default_factory=ServeConfig)
 
+    @model_validator(mode="after")
+    def _name_model_calls(self) -> "Config":
+        """Tell each model call its key, so an answer cut at ``max_tokens`` can name the one to raise."""
+        for name in type(self).model_fields:
+            section = getattr(self, name)
+            if isinstance(section, ModelCallConfig):
+                section._config_key = name
+            for sub in type(section).model_fields:
+                value = getattr(section, sub)
+                if isinstance(value, ModelCallConfig):
+                    value._config_key = f"{name}.{sub}"
+        return self
+
     @classmethod
     def from_yaml(cls, path: Union[str, Path], overrides: Optional[list[str]] = None) -> "Config":
         return load_config(path, overrides)
@@ -775,10 +796,8 @@ def load_config(path: Optional[Union[str, Path]] = None, overrides: Optional[lis
     data: dict[str, Any] = {}
     source = "defaults"
     if path is not None:
+        p = resolve_config_path(path)
         source = str(path)
-        p = Path(path)
-        if not p.is_file():
-            raise ConfigError(f"config file not found: {p}")
         try:
             loaded = yaml.safe_load(p.read_text())
         except yaml.YAMLError as exc:
@@ -791,6 +810,20 @@ def load_config(path: Optional[Union[str, Path]] = None, overrides: Optional[lis
     for item in overrides or []:
         _apply_override(data, item)
     return _validate(data, source=source if not overrides else f"{source} + --set")
+
+
+def resolve_config_path(path: Union[str, Path]) -> Path:
+    """A YAML file, or the shipped preset of that name (``paper``, ``cpu-fast``): a file that exists wins."""
+    p = Path(path)
+    if p.is_file():
+        return p
+    preset = preset_path(str(path))
+    if preset is not None:
+        return preset
+    raise ConfigError(
+        f"config not found: {path} is neither a YAML file nor a preset name; presets: {', '.join(preset_names())} "
+        "(`viddiff config list` says what each is for)"
+    )
 
 
 def _validate(data: dict[str, Any], source: str) -> Config:

@@ -24,6 +24,11 @@ from typing import IO, Callable, Iterator, Optional, Protocol, Sequence
 ONCE_PER_RUN = {"once_per_run": True}
 """``extra=`` for a log call made once per video with the same text: the console says it once."""
 
+def count_of(n: int, noun: str, plural: str = "") -> str:
+    """``n`` and the noun in the number it takes: ``1 frame``, ``2 frames``, ``0 frames``."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 PROGRESS_INTERVAL_S = 30.0
 """Seconds between plain progress lines when stderr is not a terminal."""
 _FORMAT = "%(levelname)s %(name)s: %(message)s"

@@ -19,6 +19,9 @@ from viddiff.testing.fake_openai import FakeOpenAIServer, HTTPFault
 from viddiff.testing.responders import FailingWhen, ScriptedModel
 
 
+STAND_IN_HEAD = "NOTE: stand-ins, not models, produced these results"
+
+
 def load_json(path):
     return json.loads(path.read_text())
 
@@ -93,11 +96,17 @@ def test_always_a_is_caught_and_a_second_audit_on_the_same_cache_calls_nothing(
 
 @pytest.mark.slow
 def test_answers_that_follow_the_videos_flip_every_time_and_see_no_difference_in_identical_videos(
-    audit, scripted_server, synth_dir, tmp_path
+    audit, scripted_server, synth_dir, tmp_path, capsys
 ):
     out = tmp_path / "audit"
     start = len(scripted_server.requests)
     assert audit(scripted_server, out, "--mode", "closed", "--set", "differencer.options=abc") == 0
+    # stand-ins produced these numbers: said once under the table, in report.md and in metrics.json (issue 32)
+    printed = capsys.readouterr().out
+    assert printed.count(STAND_IN_HEAD) == 1 and printed.index("swap") < printed.index(STAND_IN_HEAD)
+    assert "  - CLIP (viddiff-test-tiny-clip): random weights" in printed
+    assert STAND_IN_HEAD in (out / "report.md").read_text()
+    assert any(line.startswith("stand-in: CLIP (viddiff-test-tiny-clip)") for line in load_json(out / "metrics.json")["stand_ins"])
     overall = _overall(out)
     assert (overall["swap_flip_rate"]["value"], overall["swap_flip_rate"]["n"]) == (1.0, 8)
     assert (overall["same_video_decisive_rate"]["value"], overall["same_video_decisive_rate"]["n"]) == (0.0, 8)

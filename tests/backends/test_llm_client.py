@@ -228,3 +228,34 @@ def test_debug_log_names_call_but_never_key_or_image_data(caplog: pytest.LogCapt
     ours = [r.getMessage() for r in caplog.records if r.name == "viddiff.backends.llm"]
     assert any("model=fake-model" in m and "stage=diff" in m and "cached=False" in m for m in ours)
     assert not any("sk-test-dummy" in m or "base64" in m for m in ours)
+
+
+def test_an_answer_cut_at_max_tokens_says_so_names_the_key_and_is_not_re_asked() -> None:
+    """HTTP 200 with finish_reason "length" and half a JSON object: one request, and an error that says the
+    answer was cut and which key to raise (it said "Invalid JSON: EOF while parsing" after two identical re-asks)."""
+    from viddiff.config import Config
+
+    call = Config().differencer.model_copy(update={"max_tokens": 16})
+    with FakeOpenAIServer(lambda req: '{"answer": "a", "confidence": 3}', faults=FaultPlan(rate=1.0, kinds=["length"])) as server:
+        client = ChatClient(_endpoints(server, max_reasks=2))
+        with pytest.raises(InvalidAnswerError) as caught:
+            client.complete_json_sync(call, [user_message("which?")], Answer, stage="differencer")
+    assert len(server.requests) == 1
+    message = str(caught.value)
+    assert "cut at the token limit" in message and "EOF" not in message
+    assert "raise differencer.max_tokens (now 16), e.g. --set differencer.max_tokens=64" in message
+    assert client.usage.total().calls == 1  # the cut answer was paid for
+
+
+def test_a_complete_answer_at_the_token_limit_is_kept() -> None:
+    """finish_reason "length" on an answer that is whole, valid JSON: nothing to complain about."""
+    faults = FaultPlan(sequence=["length"])
+    with FakeOpenAIServer(lambda req: '{"answer": "a", "confidence": 3}' + " " * 40, faults=faults) as server:
+        answer = ChatClient(_endpoints(server)).complete_json_sync(CALL, [user_message("which?")], Answer)
+    assert answer == Answer(answer="a", confidence=3) and len(server.requests) == 1
+
+
+def test_a_call_built_on_its_own_gets_advice_without_a_key() -> None:
+    with FakeOpenAIServer(lambda req: '{"answer": "a", "confidence": 3}', faults=FaultPlan(sequence=["length"])) as server:
+        with pytest.raises(InvalidAnswerError, match=r"raise this model call's max_tokens \(unset, so the server's own limit cut it\)"):
+            ChatClient(_endpoints(server)).complete_json_sync(CALL, [user_message("which?")], Answer)

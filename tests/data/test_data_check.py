@@ -101,3 +101,20 @@ def test_cli_check_exit_codes(synth_copy: Path, capsys: pytest.CaptureFixture[st
 def test_cli_check_bad_dataset_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["data", "check", "--dataset", str(tmp_path / "nothing")]) == 2
     assert "not found" in capsys.readouterr().err
+
+
+def test_a_one_frame_video_is_one_frame_in_the_message(synth_copy: Path) -> None:
+    """The count takes its noun's number (it said "the video's 1 frames")."""
+    import numpy as np
+
+    from viddiff.video.write import write_video
+
+    write_video(synth_copy / "videos" / "one.mp4", np.zeros((1, 32, 32, 3), np.uint8), 12.0)
+    path = synth_copy / "dataset.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    videos = json.loads(rows[0]["videos"])
+    videos[0] = {"path": "videos/one.mp4", "fps_original": 12.0, "frames_trim": [0, 5]}
+    rows[0]["videos"] = json.dumps(videos)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (problem,) = _check(load_dataset(DataConfig(dataset=str(path))))
+    assert problem.problem.endswith("does not fit the video's 1 frame")

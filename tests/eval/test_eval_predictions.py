@@ -40,7 +40,7 @@ def test_closed_problems_all_reported_with_location(samples) -> None:
 
 
 def test_wrong_length_reported(samples) -> None:
-    with pytest.raises(PredictionFormatError, match="has 1 items but the dataset selection has 2 samples"):
+    with pytest.raises(PredictionFormatError, match="has 1 item but the dataset selection has 2 samples"):
         load_predictions([{}], "closed", samples)
 
 

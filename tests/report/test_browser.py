@@ -49,3 +49,31 @@ def test_seek_buttons_move_both_videos_and_the_page_has_no_errors(cli, webm_pair
         page.locator("dialog#lightbox").click()
         assert page.locator("dialog#lightbox[open]").count() == 0
         assert problems == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1400, 1920, 900])
+def test_a_wide_index_table_never_runs_under_the_models_panel(cli, tmp_path, offline_sets, width):
+    """VidPair-Halluc's index has a wide metrics table: at 1400 and 1920 px it ran under the Models panel beside
+    it. Now the panel moves below a table that does not fit beside it, and nothing overflows the page."""
+    from viddiff.benchmarks.vidpair.synthetic import write_synthetic_vidpair
+
+    data = write_synthetic_vidpair(tmp_path / "vidpair", pairs=2, seed=3)
+    out = tmp_path / "run"
+    rc, _, err = cli(["-q", "run", "--benchmark", "vidpair-halluc", "--dataset", str(data), "--output", str(out),
+                      "--report", *offline_sets])
+    assert rc == 0, err
+    with browser_page() as page:
+        page.set_viewport_size({"width": width, "height": 1000})
+        page.goto((out / "report" / "index.html").resolve().as_uri())
+        tables = [t.bounding_box() for t in page.locator("section.facts table.metrics").all()]
+        models = page.locator("section.facts h2", has_text="Models").bounding_box()
+        card = page.locator("section.facts").bounding_box()
+        page.screenshot(path=str(tmp_path / f"index-{width}.png"), full_page=True)
+        assert tables and models and card
+        for box in tables:
+            below = models["y"] >= box["y"] + box["height"]
+            assert below or box["x"] + box["width"] <= models["x"], (width, box, models)  # never under the panel
+        holder = page.locator("section.facts > div").first.bounding_box()  # a table wider than that scrolls in it
+        assert holder and holder["x"] + holder["width"] <= card["x"] + card["width"], (width, holder, card)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width  # nothing runs off the page

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
+import sys
 from urllib.parse import unquote
 
 import pytest
@@ -149,3 +151,11 @@ def test_describe_report_shows_the_description_and_whole_video_differences(webm_
     global_ones = [a for a in articles if "visible throughout" in a.find("p", cls="meta").text()]
     assert global_ones and all(not a.find_all("span", cls="chip") for a in global_ones)
     assert_escaped(doc)
+
+
+def test_compare_help_says_the_report_links_the_videos() -> None:
+    """It called the report self-contained, though the videos are linked unless --report-embed-videos."""
+    text = subprocess.run([sys.executable, "-m", "viddiff.cli", "compare", "--help"], capture_output=True, text=True, check=True).stdout
+    flat = " ".join(text.split())
+    assert "self-contained" not in flat
+    assert "the videos linked from where they are" in flat and "--report-embed-videos" in flat

@@ -198,6 +198,7 @@ def test_vidic_run_report_lists_scores_and_descriptions(cli, tmp_path, offline_s
     results = ResultsStore(out).load()
     for key, page in _pages(out).items():
         doc = read_page(page)
+        assert doc.find("h1").text() == f"sample {key}"  # ViDiC-1K has no action name (it read "0 ·")
         assert doc.find("pre", cls="description").text() == results[key].description
         assert len(doc.find_all("article", cls="difference")) == len(results[key].predictions)
 

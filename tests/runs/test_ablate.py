@@ -114,6 +114,13 @@ def test_ablate_runs_every_variant_on_shared_proposals(synth_dir, scripted_serve
     for line, row in zip(lines, table):
         assert ("78.6" in line) == (row["variant"] == "oracle" and row["split"] == "easy")
     assert "78.6" in (out / "ablation.md").read_text() and "oracle (3-way)" in (out / "ablation.md").read_text()
+    # the paper's numbers sit beside stand-in accuracies: the notice follows the table, and the files say it too
+    assert summary.index("78.6") < summary.index("NOTE: stand-ins, not models, produced these results")
+    assert "  - CLIP (viddiff-test-tiny-clip): random weights" in summary
+    assert "NOTE: stand-ins, not models" in (out / "ablation.md").read_text()
+    saved = json.loads((out / "ablation.json").read_text())
+    assert any(line.startswith("stand-in: CLIP (viddiff-test-tiny-clip)") for line in saved["stand_ins"])
+    assert all(row["stand_ins"] for row in table)
 
     # the oracle's keyframes are the sampled frames nearest the benchmark's annotations
     by_key = {s.sample_key: s for s in samples}
@@ -146,7 +153,12 @@ def test_ablate_withholds_the_papers_numbers_from_rows_run_otherwise(synth_dir, 
 
 
 def test_ablate_refuses_vidic(tmp_path, offline_sets, capsys) -> None:
-    assert main(["ablate", "--benchmark", "vidic", "--dataset", str(tmp_path), *offline_sets]) == 2
+    """--help lists only VidDiffBench (it listed every benchmark, then refused the others); a config naming another
+    is refused with the reason."""
+    with pytest.raises(SystemExit) as exited:
+        main(["ablate", "--benchmark", "vidic", "--dataset", str(tmp_path), *offline_sets])
+    assert exited.value.code == 2 and "invalid choice: 'vidic' (choose from 'viddiffbench')" in capsys.readouterr().err
+    assert main(["ablate", "--set", "data.benchmark=vidic", "--dataset", str(tmp_path), *offline_sets]) == 2
     assert "VidDiffBench" in capsys.readouterr().err
 
 

@@ -250,7 +250,8 @@ def test_compare_on_stand_ins_says_so(synth_dir, tmp_path, offline_sets, capsys)
             "--difference", "the squat is deeper", *offline_sets]
     assert main(args) == 0
     assert "NOTE: stand-ins, not models, produced these results" in capsys.readouterr().out
-    assert main([*args, "--json"]) == 0  # --json stays pure JSON; the notice goes to stderr then
-    captured = capsys.readouterr()
-    json.loads(captured.out)
-    assert "NOTE: stand-ins" in captured.err
+    assert main([*args, "--json"]) == 0  # --json stays pure JSON, and says it in its notes
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert any(n.startswith("stand-in: proposer (") and "scripted stand-in server" in n for n in notes), notes
+    assert "stand-in: CLIP (viddiff-test-tiny-clip): random weights (localizer.clip.pretrained is null and no " \
+        "checkpoint): the stage segmentation and the keyframes it picked are arbitrary" in notes

@@ -45,6 +45,24 @@ def test_a_taken_port_is_one_line_and_exit_1(taken_port: int, detach: bool) -> N
     assert proc.stdout == ""
 
 
+def test_a_port_taken_by_a_scripted_server_says_so() -> None:
+    """A second demo server on the first one's port: the first is viddiff's own, not "another program"."""
+    first = subprocess.run([*SERVE, "--port", "0", "--detach"], capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0, first.stderr
+    url, pid = re.search(r"at (http://\S+) \(pid (\d+);", first.stdout).groups()
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    try:
+        second = subprocess.run([*SERVE, "--port", str(port)], capture_output=True, text=True, timeout=60)
+    finally:
+        os.kill(int(pid), signal.SIGTERM)
+    assert second.returncode == 1
+    assert second.stderr.strip() == (
+        f"viddiff.testing.serve: cannot serve on 127.0.0.1:{port}: the port is already in use, by a scripted model "
+        f"server started earlier (it answers at {url}: use that one); choose another with --port N, or --port 0 "
+        "for a free one"
+    )
+
+
 def test_detach_on_a_free_port_prints_its_url_and_serves_until_killed() -> None:
     proc = subprocess.run([*SERVE, "--port", "0", "--detach"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr

@@ -14,7 +14,9 @@ def cli_audit(args) -> int:
     """Run the three variants (resumable), score them, write metrics.json/report.md/differences.csv, print."""
     from viddiff.audit.metrics import score_audit
     from viddiff.audit.records import closed_records, open_records
-    from viddiff.audit.report import audit_summary, format_audit_table, write_audit
+    from viddiff.audit.report import audit_stand_ins, audit_summary, format_audit_table, write_audit
+    from viddiff.eval.report import note_in_report
+    from viddiff.report.standins import notice_of
     from viddiff.audit.runs import audited_method, check_not_started, run_variants
     from viddiff.runs.output_lock import OutputDirLock
     from viddiff.runs.pipeline import invalid_answers_across
@@ -48,8 +50,13 @@ def cli_audit(args) -> int:
         metrics = score_audit(records, mode)
         summary = audit_summary(metrics, method, audit)
         write_audit(output, metrics, summary)
+        notice = notice_of(audit_stand_ins(audit))
+        if notice:
+            note_in_report(output, notice)
     print()
     print(format_audit_table(metrics, summary["notes"]))
+    if notice:
+        print(notice)
     print(f"audit in {output} (metrics.json, report.md, differences.csv; one directory per variant)")
     failed = sum(run.n_failed for run in audit.runs.values())
     if failed:

@@ -16,7 +16,10 @@ from viddiff.audit.metrics import AuditMetrics, AuditRecord, AuditStats, GroupSt
 from viddiff.audit.runs import VARIANTS, AuditedMethod, AuditRuns
 from viddiff.eval.csv_cells import write_records_csv
 from viddiff.eval.tables import md_table, pct, text_table
+from viddiff.report.standins import distinct, note_lines
+from viddiff.report.views import StandInView
 from viddiff.store import write_text_atomic
+from viddiff.console import count_of
 
 METRICS_FILE = "metrics.json"
 REPORT_FILE = "report.md"
@@ -64,6 +67,7 @@ def audit_summary(metrics: AuditMetrics, method: AuditedMethod, audit: AuditRuns
         "seed": method.cfg.run.seed,
         "same_video_forced_choice": method.forced_choice is not None,
         "notes": audit_notes(metrics, method, audit),
+        "stand_ins": note_lines(audit_stand_ins(audit)),
         "runs": {
             variant: {
                 "output_dir": str(run.output_dir),
@@ -76,6 +80,11 @@ def audit_summary(metrics: AuditMetrics, method: AuditedMethod, audit: AuditRuns
         "counts": {"samples": len(dataset), "statements": len(metrics.records)},
         "metrics": metrics.model_dump(mode="json", exclude={"records"}),
     }
+
+
+def audit_stand_ins(audit: AuditRuns) -> list[StandInView]:
+    """The stand-ins behind any of the audit's runs, each once."""
+    return distinct(view for run in audit.runs.values() for view in run.stand_ins)
 
 
 def audit_notes(metrics: AuditMetrics, method: AuditedMethod, audit: AuditRuns) -> list[str]:
@@ -217,7 +226,7 @@ def format_audit_markdown(metrics: AuditMetrics, summary: dict[str, Any]) -> str
         f"- seed: {summary['seed']}; audited {summary['timestamp']} with viddiff {summary['viddiff_version']}",
         *[
             f"- {VARIANTS[v][0]}: `{r['output_dir']}` "
-            f"({r['mode']}, {r['samples']} samples, {r['failed_samples']} failed)"
+            f"({r['mode']}, {count_of(r['samples'], 'sample')}, {r['failed_samples']} failed)"
             for v, r in runs.items()
         ],
         "",

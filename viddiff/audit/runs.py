@@ -26,6 +26,7 @@ from viddiff.config import Config
 from viddiff.data.dataset import Dataset
 from viddiff.errors import ViddiffError
 from viddiff.methods import MethodFactory, get_method
+from viddiff.report.views import StandInView
 from viddiff.runs.failures import FailureLog
 from viddiff.schema import Sample
 from viddiff.runs.shared_models import check_shared_cache, shared_models
@@ -65,6 +66,8 @@ class VariantRun:
     n_invalid: int = 0
     """Answers that stayed invalid (null predictions, counted wrong)."""
     n_verdicts: int = 0
+    stand_ins: list[StandInView] = dataclasses.field(default_factory=list)
+    """The stand-ins that produced this run's answers (empty for real models)."""
 
 
 @dataclasses.dataclass
@@ -158,7 +161,7 @@ def run_variants(
                 )
             return VariantRun(
                 variant, run_dir, run_mode, outcome.n_samples, outcome.n_failed, ResultsStore(run_dir).load(),
-                n_invalid=outcome.n_invalid, n_verdicts=outcome.n_verdicts,
+                n_invalid=outcome.n_invalid, n_verdicts=outcome.n_verdicts, stand_ins=outcome.stand_ins,
             )
 
         runs["original"] = run("original", mode, dataset)

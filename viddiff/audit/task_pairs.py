@@ -19,9 +19,12 @@ from typing import Any
 from viddiff.benchmarks.base import Benchmark
 from viddiff.config import Config
 from viddiff.errors import ViddiffError
+from viddiff.eval.report import under_title
+from viddiff.eval.tables import console_text
 from viddiff.methods import get_method
 from viddiff.runs.failures import FailureLog
 from viddiff.runs.output_lock import OutputDirLock
+from viddiff.report.standins import distinct, note_lines, notice_of
 from viddiff.runs.shared_models import shared_models
 from viddiff.store import ResultsStore, prepare_output_dir, write_json_atomic, write_text_atomic
 
@@ -58,14 +61,19 @@ def audit_task_pairs(args: Any, cfg: Config, benchmark: Benchmark) -> int:
                         method=shared, dataset=datasets[variant],
                     )
         summary, markdown = benchmark.pair_audit(outcomes["single"].metrics, outcomes["pair-aware"].metrics)
+        stand_ins = distinct(view for o in outcomes.values() for view in o.stand_ins)
         summary = {
             "method": label,
             "runs": {v: {"output_dir": o.output_dir, "samples": o.n_samples, "failed_samples": o.n_failed} for v, o in outcomes.items()},
             **summary,
+            "stand_ins": note_lines(stand_ins),
         }
+        notice = notice_of(stand_ins)
         write_json_atomic(output / "metrics.json", summary)
-        write_text_atomic(output / "report.md", markdown)
-    print(markdown)
+        write_text_atomic(output / "report.md", under_title(markdown, notice) if notice else markdown)
+    print(console_text(markdown))
+    if notice:
+        print(notice)
     print(f"audit in {output} (metrics.json, report.md; one directory per variant: {', '.join(VARIANTS)})")
     failed = sum(o.n_failed for o in outcomes.values())
     if failed:

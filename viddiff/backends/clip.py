@@ -39,6 +39,7 @@ from tqdm.auto import tqdm
 
 from viddiff.backends.clip_int8 import quantize_image_tower
 from viddiff.backends.clip_text import encode_text
+from viddiff.backends.clip_weights import check_hub_reachable
 from viddiff.backends.cpu import configure_torch_threads
 from viddiff.backends.embedders import EmbedStats
 from viddiff.backends.stopping import raise_if_stopped
@@ -237,6 +238,8 @@ class ClipEmbedder:
         self.embed_dim = int(open_clip.get_model_config(cfg.model)["embed_dim"])
         self.stats = EmbedStats()
         self._loaded: Optional[_Loaded] = None
+        self._load_error: Optional[ModelLoadError] = None
+        self._said_random = False
         self._lock = threading.Lock()
 
     def embed_images(self, frames: Frames) -> np.ndarray:
@@ -270,6 +273,7 @@ class ClipEmbedder:
         self, namespace: str, keys: list[str], items: list[Any], encode: Callable[[list[Any]], np.ndarray]
     ) -> tuple[np.ndarray, int, int]:
         """Embeddings for ``items`` (one row per key) plus (distinct cache hits, distinct items encoded)."""
+        self._say_if_random()
         if not keys:
             return np.zeros((0, self.embed_dim), dtype=np.float32), 0, 0
         first_index: dict[str, int] = {}
@@ -291,9 +295,29 @@ class ClipEmbedder:
                 self.cache.put_many(namespace, {key: vec.tobytes() for key, vec in fresh.items()})
         return np.stack([table[key] for key in keys]), hits, len(missing)
 
+    def _say_if_random(self) -> None:
+        """Warn once per embedder that its weights are random, on first use: embeddings taken from the cache are
+        as meaningless as new ones (the model itself may never load)."""
+        if self._said_random or self.cfg.checkpoint is not None or self.cfg.pretrained is not None:
+            return
+        self._said_random = True
+        logger.warning(
+            "CLIP %s has RANDOM weights (localizer.clip.pretrained=null): similarity scores are meaningless; "
+            "use this for offline tests only",
+            self.cfg.model,
+        )
+
     def _model(self) -> _Loaded:
+        """The model, loaded once; a load that failed fails again at once (each waiting sample would otherwise
+        sit through the same download retries)."""
+        if self._load_error is not None:
+            raise self._load_error
         if self._loaded is None:
-            self._loaded = self._load()
+            try:
+                self._loaded = self._load()
+            except ModelLoadError as exc:
+                self._load_error = exc
+                raise
         return self._loaded
 
     def _load(self) -> _Loaded:
@@ -312,12 +336,7 @@ class ClipEmbedder:
                 }
         else:
             weights = cfg.pretrained
-            if weights is None:
-                logger.warning(
-                    "CLIP %s has RANDOM weights (localizer.clip.pretrained=null): similarity scores are meaningless; "
-                    "use this for offline tests only",
-                    cfg.model,
-                )
+        check_hub_reachable(cfg, self._tag_cfg)
         if torch.device(self.device).type == "cpu":
             configure_torch_threads(cfg.threads)
         build_precision = "fp32" if self.precision == "int8" else self.precision

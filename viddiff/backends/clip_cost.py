@@ -17,6 +17,7 @@ from typing import Optional
 
 from viddiff.backends.cpu import available_cores
 from viddiff.config import ClipConfig, CoarseToFineConfig, LocalizerConfig
+from viddiff.console import count_of
 
 REFERENCE_THREADS = 2
 SECONDS_PER_UNIT = 1.0 / (257 * 24 * 1024**2 * 12)
@@ -31,7 +32,8 @@ WARN_AFTER_S = 60.0
 
 @dataclass(frozen=True)
 class CpuPreset:
-    """A CPU configuration of the localizer; ``configs/<name>.yaml`` holds the same values."""
+    """A CPU configuration of the localizer; the preset of the same name (``viddiff/configs/<name>.yaml``) holds the
+    same values."""
 
     name: str
     clip: ClipConfig
@@ -95,11 +97,11 @@ def cpu_time_warning(
         preset_s = seconds_per_frame(preset.clip, threads) or 0.0
         preset_frames = sum(frames_to_embed(n, n_stages, preset.coarse_to_fine) for n in video_frames)
         options.append(
-            f"configs/{preset.name}.yaml ({preset.clip.model} {preset.clip.precision}, ~{_duration(preset_frames * preset_s)})"
+            f"{preset.name} ({preset.clip.model} {preset.clip.precision}, ~{_duration(preset_frames * preset_s)})"
         )
     return (
-        f"CLIP {clip.model} on the CPU: about {_duration(seconds)} to embed {frames} frames "
-        f"({per_frame:.1f} s per frame with {threads} threads, estimated); for CPU use a CPU preset: "
+        f"CLIP {clip.model} on the CPU: about {_duration(seconds)} to embed {count_of(frames, 'frame')} "
+        f"({per_frame:.1f} s per frame with {count_of(threads, 'thread')}, estimated); for CPU use a CPU preset: "
         f"--config {' or '.join(options)}; already-embedded frames come from the cache"
     )
 

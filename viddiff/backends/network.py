@@ -70,3 +70,15 @@ def unreachable_reason(exc: BaseException) -> Optional[str]:
         if isinstance(link, OSError) and link.errno is not None and link.strerror:
             return f"the connection failed ({link})"
     return None
+
+
+def probe_unreachable(url: str, timeout_s: float = 5.0) -> Optional[str]:
+    """:func:`unreachable_reason` of one request to ``url``, with no retries; ``None`` once any HTTP answer came
+    back (whatever its status: the host is there) or when the failure is of another kind."""
+    import httpx
+
+    try:
+        httpx.head(url, timeout=timeout_s)
+    except httpx.HTTPError as exc:
+        return unreachable_reason(exc)
+    return None

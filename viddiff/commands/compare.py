@@ -13,7 +13,8 @@ from viddiff.methods.events import Finished
 from viddiff.methods.viddiff import PairRun
 from viddiff.pose.measure import describe_evidence
 from viddiff.report.compare import PairOutputs
-from viddiff.report.standins import localised_with_clip, model_roles, stand_in_notice
+from viddiff.report.standins import STAND_IN_NOTE, note_lines, notice_of
+from viddiff.report.views import StandInView
 from viddiff.runs.cost_guard import dollars
 from viddiff.schema import Mode, Sample, StageUsage
 
@@ -52,28 +53,32 @@ def cli_compare(args: argparse.Namespace) -> int:
             n_differences=args.n_differences, fps_original=args.fps_original,
         )
     outputs = PairOutputs.from_args(args, cfg, sample)  # checked before any model call
-    if args.json_lines:
+    if args.json_lines:  # the result, the last line, names the stand-ins in its notes
         run = run_once(cfg, lambda vd: print_events(vd, sample, mode, args.fps))
         outputs.write(run, cfg)
-    else:
-        run = run_once(cfg, lambda vd: vd.arun_pair(sample, mode, fps=args.fps))
-        result = to_comparison(run.result, sample.action_description)
-        outputs.write(run, cfg)
-        if args.json:
-            print(result.model_dump_json(indent=2))
-        else:
-            print(result.description if mode == "describe" else format_comparison(result))
-    notice = stand_in_notice(cfg, model_roles(cfg), clip_used=localised_with_clip(cfg, [run.result]))
-    if notice:
-        # beside the table; on stderr when stdout is the product itself (JSON, JSON lines, a description)
-        machine_read = args.json or args.json_lines or mode == "describe"
-        print(notice, file=sys.stderr if machine_read else sys.stdout)
+        return 0
+    run, stand_ins = run_once(cfg, lambda vd: _compare(vd, sample, mode, args.fps))
+    result = to_comparison(run.result, sample.action_description, note_lines(stand_ins))
+    outputs.write(run, cfg)
+    if args.json:  # the stand-ins are in its notes
+        print(result.model_dump_json(indent=2))
+        return 0
+    print(result.description if mode == "describe" else format_comparison(result))
+    notice = notice_of(stand_ins)
+    if notice:  # beside the table; on stderr when stdout is the description itself
+        print(notice, file=sys.stderr if mode == "describe" else sys.stdout)
     return 0
 
 
+async def _compare(vd: VidDiff, sample: Sample, mode: Mode, fps: float | None) -> tuple[PairRun, list[StandInView]]:
+    run = await vd.arun_pair(sample, mode, fps=fps)
+    return run, vd.stand_in_views(run.result)
+
+
 async def print_events(vd: VidDiff, sample: Sample, mode: Mode, fps: float | None) -> PairRun:
-    """``--json-lines``: each event on its own line as it happens (flushed, for a reading process)."""
-    view = EventView(sample.action_description)
+    """``--json-lines``: each event on its own line as it happens (flushed, for a reading process); the last, the
+    result, carries the stand-in notes."""
+    view = EventView(sample.action_description, vd.stand_in_notes)
     events = vd.aevents(sample, mode, fps=fps)
     async with contextlib.aclosing(events):
         async for event in events:
@@ -95,7 +100,8 @@ def format_comparison(result: ComparisonResult) -> str:
         if d.evidence is not None:
             lines.append(f"  measured: {describe_evidence(d.evidence)}")
     for note in result.notes:
-        lines.append(f"note: {note}")
+        if not note.startswith(STAND_IN_NOTE):  # the stand-in notice under the table says those
+            lines.append(f"note: {note}")
     total = StageUsage()
     for usage in result.usage.values():
         total = total.add(usage)

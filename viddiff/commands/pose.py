@@ -22,6 +22,7 @@ from viddiff.report.compare import ensure_writable_dir
 from viddiff.store import output_error
 from viddiff.video import read_video
 from viddiff.video.write import write_video
+from viddiff.console import count_of
 
 DEFAULT_FPS = 30.0
 
@@ -62,7 +63,7 @@ def cli_pose(args: argparse.Namespace) -> int:
         raise output_error(Path(exc.filename or out), exc) from None
     print(
         f"{args.video}: a person in {track.detected.sum()} of {len(track.detected)} frames at {video.fps:.3g} fps "
-        f"({track.estimator}); side swaps fixed in {int(kinematics.swapped.any(axis=1).sum())} frames",
+        f"({track.estimator}); side swaps fixed in {count_of(int(kinematics.swapped.any(axis=1).sum()), 'frame')}",
         file=sys.stderr,
     )
     for path in written:

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from viddiff.data.dataset import Dataset
 from viddiff.errors import VideoError
 from viddiff.schema import Sample, VideoRef
+from viddiff.console import count_of
 
 _PROGRESS_MIN_VIDEOS = 50
 
@@ -41,7 +42,7 @@ def _problem(ref: VideoRef, backend: str) -> Optional[str]:
         return f"unreadable ({exc})"
     start, end = ref.frames_trim or (None, None)
     if (start is not None and start >= info.n_frames) or (end is not None and end > info.n_frames):
-        return f"frames_trim [{start}, {end}) does not fit the video's {info.n_frames} frames"
+        return f"frames_trim [{start}, {end}) does not fit the video's {count_of(info.n_frames, 'frame')}"
     return None
 
 

@@ -40,6 +40,7 @@ from viddiff.data.hub import HubFile
 from viddiff.data.side_files import EGOEXO_UIDS_FILE, SideFiles, egoexo_uids
 from viddiff.data.dataset import Dataset
 from viddiff.errors import DownloadError
+from viddiff.console import count_of
 
 logger = logging.getLogger(__name__)
 
@@ -211,7 +212,7 @@ def install_archive(source: ArchiveSource, domain: str, root: Path, *, keep_arch
         done = _read_marker(marker)
         unchanged = done is not None and done.get("checksum") == (file.sha256 or file.git_oid)
         if done and unchanged and all((root / m).exists() for m in done["members"]):
-            return f"{domain}: {len(done['members'])} files from {name} already unpacked in {root}"
+            return f"{domain}: {count_of(len(done['members']), 'file')} from {name} already unpacked in {root}"
         archive = fetch_archive(source, file, staging)
         members = unpack(archive, root)
         marker.write_text(
@@ -223,7 +224,7 @@ def install_archive(source: ArchiveSource, domain: str, root: Path, *, keep_arch
         )
         if not keep_archive:
             archive.unlink()
-    return f"{domain}: unpacked {len(members)} files from {name} into {root}"
+    return f"{domain}: unpacked {count_of(len(members), 'file')} from {name} into {root}"
 
 
 @contextmanager

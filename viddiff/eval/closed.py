@@ -25,6 +25,7 @@ from viddiff.eval.groups import (
 )
 from viddiff.eval.stats import Accuracy, accuracy, mean_of, rate
 from viddiff.schema import Sample
+from viddiff.console import count_of
 
 
 class ClosedRecord(RecordBase):
@@ -81,7 +82,9 @@ class ClosedMetrics(BaseModel):
 def score_closed(samples: list[Sample], predictions: list[dict]) -> ClosedMetrics:
     """Score validated closed predictions (``load_predictions(..., "closed", samples)``)."""
     if len(predictions) != len(samples):
-        raise PredictionFormatError(f"{len(predictions)} prediction items for {len(samples)} samples")
+        raise PredictionFormatError(
+            f"{count_of(len(predictions), 'prediction item')} for {count_of(len(samples), 'sample')}"
+        )
     records = [rec for i, (s, p) in enumerate(zip(samples, predictions)) for rec in _sample_records(i, s, p)]
     counted = [r for r in records if r.counted]
     splits = {split: _accuracy(group) for split, group in by_split(counted)}

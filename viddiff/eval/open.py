@@ -50,6 +50,7 @@ from viddiff.eval.prompts import (
 from viddiff.eval.stats import mean_of, rate
 from viddiff.schema import Sample, StageUsage
 from viddiff.templates import BUILT_IN, TemplateSet
+from viddiff.console import count_of
 
 MATCH_STAGE = "eval_match"
 FLIP_STAGE = "eval_flip"
@@ -163,7 +164,10 @@ def enforce_n_diff(
         kept.append({k: pred[k] for k in keys[:allowed]})
     if truncations and policy == "error":
         listed = bulleted(
-            [f"item {t.index} (sample {t.sample_key!r}): {t.given} differences, N_diff is {t.allowed}" for t in truncations]
+            [
+                f"item {t.index} (sample {t.sample_key!r}): {count_of(t.given, 'difference')}, N_diff is {t.allowed}"
+                for t in truncations
+            ]
         )
         raise PredictionFormatError(
             f"{len(truncations)} sample(s) have more predicted differences than N_diff allows:\n{listed}\n"
@@ -176,7 +180,9 @@ def enforce_n_diff(
 async def score_open(samples: list[Sample], predictions: list[dict], client: ChatModel, cfg: EvalConfig) -> OpenMetrics:
     """Score validated open predictions (``load_predictions(..., "open", samples)``) with the LLM judge."""
     if len(predictions) != len(samples):
-        raise PredictionFormatError(f"{len(predictions)} prediction items for {len(samples)} samples")
+        raise PredictionFormatError(
+            f"{count_of(len(predictions), 'prediction item')} for {count_of(len(samples), 'sample')}"
+        )
     kept, truncations = enforce_n_diff(samples, predictions, cfg.n_diff_policy)
     templates = judge_templates(cfg.prompt_files.model_dump())
     judge = client.with_max_reasks(cfg.max_reasks)

@@ -18,6 +18,7 @@ from typing import Any, Optional, Union, get_args
 from viddiff.errors import PredictionFormatError, problems_error
 from viddiff.eval.groups import key_order
 from viddiff.schema import Letter, Mode, Sample
+from viddiff.console import count_of
 
 LETTERS: tuple[str, ...] = get_args(Letter)
 _DIGITS = re.compile(r"[0-9]+")
@@ -56,7 +57,7 @@ def load_predictions(
     problems: list[str] = []
     if len(raw) != len(samples):
         problems.append(
-            f"has {len(raw)} items but the dataset selection has {len(samples)} samples "
+            f"has {count_of(len(raw), 'item')} but the dataset selection has {count_of(len(samples), 'sample')} "
             "(one item per sample, in dataset order; check --split/--dataset)"
         )
     validated: list[dict] = []

@@ -20,6 +20,7 @@ from viddiff.eval.open import OpenMetrics, OpenRecord
 from viddiff.eval.stats import Accuracy
 from viddiff.eval.tables import md_table, pct, text_table
 from viddiff.store import output_error, write_text_atomic
+from viddiff.console import count_of
 
 BenchMetrics = Union[ClosedMetrics, OpenMetrics]
 """VidDiffBench metrics."""
@@ -85,7 +86,7 @@ def write_scored(
             f"**{len(failed_samples)} of {n_samples} samples failed** (see errors.json): their predictions "
             f"are null and {failed_effect}; `--resume` retries them."
         )
-        markdown = _under_title(markdown, note)
+        markdown = under_title(markdown, note)
     write_text_atomic(Path(out_dir) / METRICS_FILE, json.dumps(summary, indent=2) + "\n")
     write_text_atomic(Path(out_dir) / REPORT_FILE, markdown)
 
@@ -102,11 +103,11 @@ def note_invalid_answers(out_dir: Path, invalid: dict[str, list[str]], n_verdict
     summary["counts"].update(invalid_answers=n_invalid, samples_with_invalid_answers=len(invalid))
     summary["invalid_answers"] = {key: list(keys) for key, keys in invalid.items()}
     note = (
-        f"**{n_invalid} answers stayed invalid** (of {n_verdicts} verdicts, in {len(invalid)} samples): the model "
-        "never gave a valid answer after the re-asks; their predictions are null and count as wrong "
+        f"**{count_of(n_invalid, 'answer')} stayed invalid** (of {n_verdicts} verdicts, in {len(invalid)} samples): "
+        "the model never gave a valid answer after the re-asks; their predictions are null and count as wrong "
         "(`invalid_answers` in metrics.json, the answers under `raw_answers` in samples.jsonl)."
     )
-    markdown = _under_title(report_path.read_text(encoding="utf-8"), note)
+    markdown = under_title(report_path.read_text(encoding="utf-8"), note)
     write_text_atomic(metrics_path, json.dumps(summary, indent=2) + "\n")
     write_text_atomic(report_path, markdown)
 
@@ -114,10 +115,19 @@ def note_invalid_answers(out_dir: Path, invalid: dict[str, list[str]], n_verdict
 def note_in_report(out_dir: Path, note: str) -> None:
     """Put ``note`` (markdown) under the title of the ``report.md`` just written (e.g. the stand-in notice)."""
     path = Path(out_dir) / REPORT_FILE
-    write_text_atomic(path, _under_title(path.read_text(encoding="utf-8"), note))
+    write_text_atomic(path, under_title(path.read_text(encoding="utf-8"), note))
 
 
-def _under_title(markdown: str, note: str) -> str:
+def note_in_metrics(out_dir: Path, key: str, value: Any) -> None:
+    """Add ``key`` to the ``metrics.json`` just written (e.g. ``stand_ins``: who produced its numbers)."""
+    path = Path(out_dir) / METRICS_FILE
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    summary[key] = value
+    write_text_atomic(path, json.dumps(summary, indent=2) + "\n")
+
+
+def under_title(markdown: str, note: str) -> str:
+    """``markdown`` with ``note`` as the first paragraph under its title line."""
     title, _, rest = markdown.partition("\n")
     return f"{title}\n\n{note}\n{rest}"
 

@@ -31,3 +31,34 @@ def md_table(head: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(_md_cell(h) for h in head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def console_text(markdown: str) -> str:
+    """Markdown written for ``report.md`` as the console shows it: tables aligned as :func:`text_table` draws
+    them, headings without their ``#``, code spans without backticks."""
+    out: list[str] = []
+    table: list[list[str]] = []
+    for line in [*markdown.splitlines(), ""]:
+        if line.startswith("|") and line.rstrip().endswith("|"):
+            cells = [c.strip().replace("\\|", "|") for c in _split_row(line.strip()[1:-1])]
+            if not all(set(c) <= {"-", ":"} and c for c in cells):  # not the |---| line
+                table.append(cells)
+            continue
+        if table:
+            out.append(text_table(table[0], table[1:]))
+            table = []
+        out.append(line.lstrip("#").strip() if line.startswith("#") else line.replace("`", ""))
+    return "\n".join(out).rstrip("\n")
+
+
+def _split_row(row: str) -> list[str]:
+    """A Markdown table row's cells (``\\|`` is a pipe inside a cell)."""
+    cells, current, escaped = [], "", False
+    for char in row:
+        if char == "|" and not escaped:
+            cells.append(current)
+            current = ""
+        else:
+            current += char
+        escaped = char == "\\" and not escaped
+    return [*cells, current]

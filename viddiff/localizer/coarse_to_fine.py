@@ -29,6 +29,7 @@ import numpy as np
 
 from viddiff.localizer.scores import ScoreFloor, normalise_scores, stage_costs
 from viddiff.localizer.viterbi import Ties, viterbi_segment
+from viddiff.console import count_of
 
 SimilarityAt = Callable[[np.ndarray], np.ndarray]
 """Raw per-stage similarities of the frames at the given sorted positions: (n,) int → (K, n) float."""
@@ -82,7 +83,9 @@ def coarse_to_fine_segment(
     full-rate decoding of such a short video.
     """
     if n_frames < 1 or n_stages < 1:
-        raise ValueError(f"need at least one frame and one stage, got {n_frames} frames and {n_stages} stages")
+        raise ValueError(
+            f"need at least one frame and one stage, got {count_of(n_frames, 'frame')} and {count_of(n_stages, 'stage')}"
+        )
     if coarse_stride < 1 or refine_radius < 0:
         raise ValueError(f"need coarse_stride >= 1 and refine_radius >= 0, got {coarse_stride} and {refine_radius}")
     todo = first_round(n_frames, n_stages, coarse_stride)

@@ -15,6 +15,7 @@ import numpy as np
 
 from viddiff.errors import DatasetError
 from viddiff.localizer.viterbi import stage_spans
+from viddiff.console import count_of
 
 
 def segment_argmax(scores: np.ndarray) -> list[tuple[int, int]]:
@@ -157,4 +158,6 @@ def _one_frame_per_stage(n_frames: int, n_stages: int) -> list[tuple[int, int]]:
 
 def _check_counts(n_frames: int, n_stages: int) -> None:
     if n_frames < 1 or n_stages < 1:
-        raise ValueError(f"need at least one frame and one stage, got {n_frames} frames and {n_stages} stages")
+        raise ValueError(
+            f"need at least one frame and one stage, got {count_of(n_frames, 'frame')} and {count_of(n_stages, 'stage')}"
+        )

@@ -22,6 +22,7 @@ from viddiff.backends.clip_frames import FrameShrink, clip_frame_shrink
 from viddiff.backends.llm import ChatClient, UsageMeter
 from viddiff.backends.stopping import raise_if_stopped, run_stoppable
 from viddiff.cache import Cache, open_cache
+from viddiff.console import ONCE_PER_RUN
 from viddiff.config import Config, ModelCallConfig
 from viddiff.differencer import Differencer
 from viddiff.errors import ViddiffError
@@ -83,6 +84,7 @@ class VidDiffMethod:
         self.pose_evidence = PoseEvidence(self.config, self.client, self.cache)
         self._memo_futures: dict[tuple, asyncio.Future] = {}
         self._cpu_time_warned = False
+        self._cpu_time_lock = threading.Lock()
 
     @property
     def embedder(self):
@@ -107,14 +109,17 @@ class VidDiffMethod:
 
     def _warn_cpu_clip_time(self, localizer: Localizer, videos: tuple[VideoFrames, VideoFrames], n_stages: int) -> None:
         """Once per instance: a large CLIP model on the CPU is about to embed many frames; name the CPU presets."""
-        if self._cpu_time_warned or localizer.embedder is None or getattr(localizer.embedder, "device", None) != "cpu":
+        if localizer.embedder is None or getattr(localizer.embedder, "device", None) != "cpu":
             return
         from viddiff.backends.clip_cost import localizer_cpu_warning
 
-        message = localizer_cpu_warning(self.config.localizer, [len(v.frame_indices) for v in videos], n_stages)
-        if message:
-            self._cpu_time_warned = True
-            log.warning(message)
+        with self._cpu_time_lock:  # samples in flight ask from several threads at once
+            if self._cpu_time_warned:
+                return
+            message = localizer_cpu_warning(self.config.localizer, [len(v.frame_indices) for v in videos], n_stages)
+            if message:
+                self._cpu_time_warned = True
+                log.warning(message, extra=ONCE_PER_RUN)  # and once per command, whatever runs it makes
 
     @functools.cached_property
     def _abc_differencer(self) -> Differencer:

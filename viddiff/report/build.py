@@ -125,7 +125,7 @@ def build_page(
     stand_ins = list(ctx.endpoint_stand_ins)
     if ctx.clip_stand_in and localised_with_clip(ctx.cfg, [result]):
         stand_ins.append(ctx.clip_stand_in)
-    title = f"{sample.sample_key} · {sample.action_name}" if benchmark else f"VidDiff: {sample.action_name}"
+    title = _title(sample, benchmark)
     action = sample.action_description if sample.action_description != sample.action_name else ""
     return ReportPage(
         title=title,
@@ -428,3 +428,10 @@ def _links(keyframes: dict[str, Keyframes], numbers: dict[str, int], x) -> list[
         link = TimelineLink(x_a=x(ta), x_b=x(tb), number=numbers[key])
         seen.setdefault((link.x_a, link.x_b), link)
     return list(seen.values())
+
+
+def _title(sample: Sample, benchmark: bool) -> str:
+    """A benchmark page: its sample and action (ViDiC-1K's pairs have no action name: "sample 0", not "0 ·")."""
+    if not benchmark:
+        return f"VidDiff: {sample.action_name}"
+    return f"{sample.sample_key} · {sample.action_name}" if sample.action_name else f"sample {sample.sample_key}"

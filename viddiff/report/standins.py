@@ -176,16 +176,46 @@ STAND_IN_NOTICE = (
     "nothing about the method"
 )
 
+STAND_IN_NOTE = "stand-in: "
+"""How each line of :func:`note_lines` begins."""
 
-def stand_in_notice(cfg: Config, roles: list[tuple[str, ModelCallConfig]], *, clip_used: bool) -> str:
-    """The console's (and ``report.md``'s) version of the report banner: ``""`` when no stand-in was involved,
-    else :data:`STAND_IN_NOTICE` and one indented line per stand-in. ``clip_used``: CLIP embedded something."""
+
+def stand_in_views(cfg: Config, roles: list[tuple[str, ModelCallConfig]], *, clip_used: bool) -> list[StandInView]:
+    """The stand-ins among ``roles`` (one probe per loopback endpoint) and CLIP when it embedded something."""
     views = endpoint_stand_ins(cfg, roles, dict(os.environ))
     clip = clip_stand_in(cfg) if clip_used else None
-    if clip is not None:
-        views.append(clip)
+    return [*views, clip] if clip is not None else views
+
+
+def note_lines(views: Sequence[StandInView]) -> list[str]:
+    """One line per stand-in, each beginning with :data:`STAND_IN_NOTE`, for results that carry notes (the Python
+    API's, ``compare --json``): the result itself says it, wherever it is shown."""
+    return [f"{STAND_IN_NOTE}{view.component}: {view.reason}" for view in views]
+
+
+def notice_of(views: Sequence[StandInView]) -> str:
+    """The console's (and ``report.md``'s) version of the report banner: ``""`` when no stand-in was involved,
+    else :data:`STAND_IN_NOTICE` and one indented line per stand-in (see :func:`stand_in_views`)."""
     if not views:
         return ""
     certain = any(not view.reason.startswith(UNIDENTIFIED) for view in views)
     head = STAND_IN_NOTICE if certain else MAYBE_STAND_IN_NOTICE
     return "\n".join([head, *(f"  - {view.component}: {view.reason}" for view in views)])
+
+
+def distinct(views: Iterable[StandInView]) -> list[StandInView]:
+    """``views`` without repeats, in order: a command made of several runs names each stand-in once."""
+    kept: list[StandInView] = []
+    for view in views:
+        if view not in kept:
+            kept.append(view)
+    return kept
+
+
+def notice_from_notes(notes: Sequence[str]) -> str:
+    """:func:`notice_of` for the lines of :func:`note_lines` (what a command keeps in its JSON, e.g. ablate's rows)."""
+    views = [
+        StandInView(component=component, reason=reason)
+        for component, _, reason in (note.removeprefix(STAND_IN_NOTE).partition(": ") for note in notes)
+    ]
+    return notice_of(distinct(views))

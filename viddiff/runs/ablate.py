@@ -28,10 +28,12 @@ from viddiff import benchmarks
 from viddiff.config import Config, config_from_args
 from viddiff.errors import ViddiffError
 from viddiff.eval.tables import md_table, pct, text_table
+from viddiff.report.standins import note_lines, notice_from_notes
 from viddiff.runs.ablation_variants import Variant, all_variants, variant_names
 from viddiff.schema import Sample
 from viddiff.runs.shared_models import check_shared_cache, shared_models
 from viddiff.store import write_json_atomic, write_text_atomic
+from viddiff.console import count_of
 
 ABLATION_JSON = "ablation.json"
 ABLATION_MD = "ablation.md"
@@ -65,6 +67,9 @@ class AblationRow(BaseModel):
     answers: int = 0
     """Answers of the variant's run (all its splits)."""
     output_dir: str
+    stand_ins: list[str] = []
+    """The stand-ins that produced this accuracy (``report.standins.note_lines``); empty when real models did. The
+    table is then followed by the stand-in notice, so the paper's number beside it is not read as reproduced."""
 
 
 def variants_named(names: Optional[list[str]]) -> list[Variant]:
@@ -170,14 +175,23 @@ def run_ablation(
                         invalid_answers=outcome.n_invalid,
                         answers=outcome.n_verdicts,
                         output_dir=outcome.output_dir,
+                        stand_ins=note_lines(outcome.stand_ins),
                     )
                 )
     write_json_atomic(
         output_dir / ABLATION_JSON,
-        {"dataset": dataset.source, "splits": splits, "rows": [r.model_dump(mode="json") for r in rows]},
+        {
+            "dataset": dataset.source, "splits": splits, "stand_ins": ablation_stand_ins(rows),
+            "rows": [r.model_dump(mode="json") for r in rows],
+        },
     )
     write_text_atomic(output_dir / ABLATION_MD, format_ablation_markdown(rows, dataset.source, variants))
     return rows
+
+
+def ablation_stand_ins(rows: list[AblationRow]) -> list[str]:
+    """The stand-ins behind any row, each once."""
+    return list(dict.fromkeys(line for row in rows for line in row.stand_ins))
 
 
 _HEAD = ["variant", "split", "n", "correct", "acc %", "95% CI", "paper %", "note"]
@@ -195,7 +209,7 @@ def _cells(row: AblationRow, first_of_block: bool) -> list[str]:
     if row.not_comparable:
         notes.append(f"not the paper's row: {row.not_comparable}")
     paper = "-" if row.paper is None else f"{row.paper:.1f}"
-    acc = pct(row.accuracy) + (f" ({row.failed_samples} samples failed)" if row.failed_samples else "")
+    acc = pct(row.accuracy) + (f" ({count_of(row.failed_samples, 'sample')} failed)" if row.failed_samples else "")
     label = row.label if first_of_block else ""
     return [label, row.split, str(row.n), str(row.correct), acc, ci, paper, "; ".join(notes) or "-"]
 
@@ -222,15 +236,18 @@ def format_ablation_table(rows: list[AblationRow], variants: Optional[list[Varia
             textwrap.fill(PAPER_NOTE, 110),
             "variants:",
             *legend,
+            *filter(None, [notice_from_notes(ablation_stand_ins(rows))]),
         ]
     )
 
 
 def format_ablation_markdown(rows: list[AblationRow], dataset_source: str, variants: Optional[list[Variant]] = None) -> str:
     shown = {r.variant for r in rows}
+    notice = notice_from_notes(ablation_stand_ins(rows))
     lines = [
         "# Localisation ablation (closed)",
         "",
+        *([notice, ""] if notice else []),
         f"- dataset: {dataset_source}",
         f"- {PAPER_NOTE}",
         "",
@@ -259,7 +276,7 @@ def cli_ablate(args) -> int:
     print(f"results in {output} ({ABLATION_MD}, {ABLATION_JSON}, one directory per variant)")
     failed = sum({r.variant: r.failed_samples for r in rows}.values())
     if failed:
-        print(f"viddiff: {failed} sample runs failed (see each variant's errors.json); re-run with --resume")
+        print(f"viddiff: {count_of(failed, 'sample run')} failed (see each variant's errors.json); re-run with --resume")
     invalid = invalid_answers_across(
         "the ablation's runs", {r.variant: (r.invalid_answers, r.answers) for r in rows}
     )

@@ -15,7 +15,7 @@ import dataclasses
 import functools
 import logging
 from pathlib import Path
-from typing import Callable, NamedTuple, Optional, Sequence
+from typing import Callable, Iterable, NamedTuple, Optional, Sequence
 
 from pydantic import BaseModel
 
@@ -25,13 +25,15 @@ from viddiff.config import Config
 from viddiff.runs.cost_guard import CostGuard, check_prices, dollars, total_cost
 from viddiff.data.dataset import Dataset
 from viddiff.errors import CostLimitError, ViddiffError
-from viddiff.eval.report import METRICS_FILE, note_in_report, note_invalid_answers
+from viddiff.eval.report import METRICS_FILE, note_in_metrics, note_in_report, note_invalid_answers
 from viddiff.methods import Method, MethodFactory, check_mode, get_method
 from viddiff.runs.failures import ERRORS_FILE, FAILURES_FILE, FailureLog, SampleFailure
 from viddiff.runs.output_lock import LOCK_FILE, OutputDirLock
 from viddiff.runs.resume import check_resume
 from viddiff.runs.sample_runner import SampleRunner, error_entries, latest_failures
 from viddiff.schema import Mode, RetrievalFrames, Sample, SampleResult, StageUsage
+from viddiff.report.standins import localised_with_clip, note_lines, notice_of, stand_in_views
+from viddiff.report.views import StandInView
 from viddiff.store import (
     SAMPLES_FILE,
     ResultsStore,
@@ -56,6 +58,9 @@ class RunOutcome(BaseModel):
     """Sample key → difference keys whose answers stayed invalid (null predictions, counted wrong)."""
     incomplete_scores: str = ""
     """Why the scores are incomplete (the judge's answers stayed invalid), or ``""``."""
+    stand_ins: list[StandInView] = []
+    """The stand-ins (scripted server, random CLIP) that produced these numbers; empty when real models did.
+    Commands made of several runs (``audit``, ``ablate``) repeat them beside their own tables."""
 
     @property
     def n_invalid(self) -> int:
@@ -307,10 +312,11 @@ def _run_locked(
         note_invalid_answers(out_dir, invalid, n_verdicts)
     print(benchmark.format_table(metrics))
     print(_format_usage(usage, len(done)))
-    notice = _stand_in_notice(cfg, benchmark, mode, vd)
-    if notice:
-        print(notice)
-        note_in_report(out_dir, notice)
+    stand_ins = _stand_ins(cfg, benchmark, mode, vd, done.values())
+    if stand_ins:
+        print(notice_of(stand_ins))
+        note_in_report(out_dir, notice_of(stand_ins))
+        note_in_metrics(out_dir, "stand_ins", note_lines(stand_ins))
     stopped = None
     if guard.stop_reason is not None:
         stopped = guard.stop_error(total_cost([usage]), len(done), n_selected)
@@ -318,18 +324,18 @@ def _run_locked(
     outcome = RunOutcome(
         output_dir=str(out_dir), n_samples=len(dataset), n_failed=len(failures), metrics=metrics.model_dump(mode="json"),
         n_verdicts=n_verdicts, invalid_answers=invalid,
-        incomplete_scores=benchmark.incomplete_scores(metrics, out_dir / METRICS_FILE),
+        incomplete_scores=benchmark.incomplete_scores(metrics, out_dir / METRICS_FILE), stand_ins=stand_ins,
     )
     return _Scored(outcome, metrics, done, failures, dataset, stopped)
 
 
-def _stand_in_notice(cfg: Config, benchmark: Benchmark, mode: Mode, vd: Method) -> str:
-    """What the HTML report's banner says, for the console: the models that answered were stand-ins."""
-    from viddiff.report.standins import stand_in_notice
-
+def _stand_ins(
+    cfg: Config, benchmark: Benchmark, mode: Mode, vd: Method, results: Iterable[SampleResult]
+) -> list[StandInView]:
+    """What the HTML report's banner names, for the console and the files: the models that answered were stand-ins.
+    CLIP counts when it localised any of the results scored, also those of an earlier session (``--resume``)."""
     roles = [*vd.model_calls().items(), *benchmark.judge_calls(cfg, mode)]
-    clip_used = getattr(vd, "clip_stats", lambda: None)() is not None
-    return stand_in_notice(cfg, roles, clip_used=clip_used)
+    return stand_in_views(cfg, roles, clip_used=localised_with_clip(cfg, results))
 
 
 def _format_usage(usage: dict[str, StageUsage], n_samples: int) -> str:

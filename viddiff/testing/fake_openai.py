@@ -46,12 +46,13 @@ from viddiff.report.standins import STAND_IN_HEADER
 from viddiff.testing.http_server import LocalHTTPServer
 
 FAULT_KINDS = (
-    "429", "500", "timeout", "malformed", "schema", "drop", "401", "403", "404", "400", "html", "trickle"
+    "429", "500", "timeout", "malformed", "schema", "drop", "401", "403", "404", "400", "html", "trickle", "length"
 )
 """Injectable failures: HTTP 429 (with Retry-After) / 500 / 401 / 403 / 404 / 400 (context length);
 ``timeout``: answer only after :attr:`FaultPlan.timeout_sleep_s`; ``malformed``: HTTP 200 with a
 JSON body cut short; ``html``: HTTP 200 with a web page (a base_url pointing at a website);
-``schema``: a valid completion whose content is JSON no caller schema expects; ``drop``: close the
+``schema``: a valid completion whose content is JSON no caller schema expects; ``length``: HTTP 200 with
+the responder's answer cut in half and ``finish_reason: "length"`` (an answer stopped at max_tokens); ``drop``: close the
 connection without any response; ``trickle``: the right answer, one byte every
 :attr:`FaultPlan.trickle_interval_s` (a stalled proxy: each read succeeds, the whole never ends)."""
 
@@ -387,7 +388,7 @@ def _decode_video(url: str, where: str) -> VideoPart:
     return VideoPart(mime=head[len("data:") : -len(";base64")], data=data)
 
 
-def _completion(model: str, reply: Reply) -> dict[str, Any]:
+def _completion(model: str, reply: Reply, finish_reason: str = "stop") -> dict[str, Any]:
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex[:16]}",
         "object": "chat.completion",
@@ -397,7 +398,7 @@ def _completion(model: str, reply: Reply) -> dict[str, Any]:
             {
                 "index": 0,
                 "message": {"role": "assistant", "content": reply.content},
-                "finish_reason": "stop",
+                "finish_reason": finish_reason,
                 "logprobs": None,
             }
         ],
@@ -523,7 +524,9 @@ class _Handler(BaseHTTPRequestHandler):
             state.responder_errors.append("".join(traceback.format_exception_only(type(exc), exc)).strip())
             self._send_error(500, "server_error", None, f"responder failed: {exc}")
             return
-        completion = _completion(request.model, reply)
+        if fault == "length":
+            reply = Reply(reply.content[: len(reply.content) // 2], reply.prompt_tokens, reply.completion_tokens)
+        completion = _completion(request.model, reply, "length" if fault == "length" else "stop")
         if not state.report_usage:
             del completion["usage"]
         if fault == "trickle" or reply.trickle_s:

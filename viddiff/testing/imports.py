@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterator
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("viddiff", "errors", "console", "plugins", "templates", "schema", "config", "store", "cache"),
+    ("viddiff", "errors", "console", "plugins", "templates", "schema", "configs", "config", "store", "cache"),
     ("video", "backends"),
     ("proposer", "localizer", "differencer", "pose", "data"),
     ("eval", "methods"),

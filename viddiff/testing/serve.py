@@ -18,6 +18,7 @@ import sys
 import time
 from typing import Optional
 
+from viddiff.report.standins import probe_endpoint
 from viddiff.testing.fake_openai import FakeOpenAIServer
 from viddiff.testing.responders import ScriptedModel
 
@@ -62,10 +63,15 @@ def _serve(port: int, latency: float, *, silent_once_serving: bool = False) -> i
 
 
 def _cannot_serve(port: int, exc: OSError) -> str:
-    if exc.errno == errno.EADDRINUSE:
-        why = "the port is already in use (by another program)"
-    else:
+    if exc.errno != errno.EADDRINUSE:
         why = exc.strerror or str(exc)
+    elif probe_endpoint(f"http://127.0.0.1:{port}/v1", timeout_s=1.0):
+        why = (
+            f"the port is already in use, by a scripted model server started earlier (it answers at "
+            f"http://127.0.0.1:{port}/v1: use that one)"
+        )
+    else:
+        why = "the port is already in use (by another program)"
     return f"{PROG}: cannot serve on 127.0.0.1:{port}: {why}; choose another with --port N, or --port 0 for a free one"
 
 

@@ -28,11 +28,11 @@ from typing import Any, Awaitable, Callable, Optional, TypeVar
 
 from pydantic import BaseModel
 
-from viddiff.backends.llm.accounting import answer_text, call_usage, record
+from viddiff.backends.llm.accounting import answer_text, call_usage, cut_at_token_limit, record
 from viddiff.backends.llm.answer_cache import CACHE_NAMESPACE, AnswerCache
 from viddiff.backends.llm.endpoint import Target, endpoint_url, resolve_target
-from viddiff.backends.llm.json_answers import ask_until_valid, parse_answer, response_format
-from viddiff.backends.llm.limits import check_answer_size, check_request_size
+from viddiff.backends.llm.json_answers import ModelReply, ask_until_valid, parse_answer, response_format
+from viddiff.backends.llm.limits import check_answer_size, check_request_size, token_limit_advice
 from viddiff.backends.llm.transport import Transport, request_params
 from viddiff.backends.messages import ImageEncodingError, encode_image, system_message, user_message
 from viddiff.backends.usage import UsageMeter
@@ -114,6 +114,7 @@ class ChatClient:
                 max_reasks=self.endpoints.max_reasks,
                 model=call.model,
                 stage=stage,
+                token_limit_advice=token_limit_advice(call),
             )
             self.answers.put(key, raw)
             return answer
@@ -130,7 +131,7 @@ class ChatClient:
             if cached is not None:
                 self._record_hit(call, stage, meter)
                 return cached
-            content = await self._post(resolve_target(call, self.endpoints), call, messages, params, stage, meter)
+            content = (await self._post(resolve_target(call, self.endpoints), call, messages, params, stage, meter)).text
             if content is None:
                 raise InvalidAnswerError(
                     f"{call.model} ({stage}) returned no text (refusal or tool call)", raw="", stage=stage
@@ -171,8 +172,8 @@ class ChatClient:
         params: dict[str, Any],
         stage: str,
         meter: UsageMeter | None,
-    ) -> Optional[str]:
-        """Send (with retries), account for the answer, enforce the answer cap; the answer's text."""
+    ) -> ModelReply:
+        """Send (with retries), account for the answer, enforce the answer cap; the answer."""
         started = time.monotonic()
         response = await self.transport.send(target, call, messages, params, stage)
         content = answer_text(response)
@@ -183,7 +184,7 @@ class ChatClient:
             call.model, stage, time.monotonic() - started, usage.prompt_tokens, usage.completion_tokens,
         )
         check_answer_size(content, call.model, stage, self.endpoints.max_answer_chars)
-        return content
+        return ModelReply(content, cut_at_token_limit(response))
 
     def _cached_answer(self, key: Optional[str], schema: type[T], validate: Callable[[T], None] | None) -> Optional[T]:
         """The cached answer if there is one and it passes today's checks (they may be stricter than when cached)."""

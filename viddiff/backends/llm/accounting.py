@@ -22,6 +22,11 @@ def answer_text(response: Any) -> Optional[str]:
     return content if isinstance(content, str) else None
 
 
+def cut_at_token_limit(response: Any) -> bool:
+    """Whether the server stopped the first choice at its token limit (``max_tokens`` or its own)."""
+    return getattr(response.choices[0], "finish_reason", None) == "length"
+
+
 def call_usage(
     model: str, messages: list[dict], response: Any, content: Optional[str], prices: dict[str, ModelPrice]
 ) -> StageUsage:

@@ -6,7 +6,8 @@ it constrain decoding to it); ``json_object`` only asks for some JSON object
 and spells the schema out in the prompt. Either way the answer is parsed
 into the pydantic model and checked by the caller's ``validate``; an invalid
 answer goes back to the model with what was wrong, at most ``max_reasks``
-times, and is never guessed into a valid one.
+times, and is never guessed into a valid one. An answer the server cut at the
+token limit is not re-asked: the same request would be cut the same way.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import Any, Awaitable, Callable, Literal, Optional, TypeVar
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Literal, Optional, TypeVar, Union
 
 from pydantic import BaseModel, ValidationError
 
@@ -26,8 +28,21 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
 Mode = Literal["json_schema", "json_object"]
-Send = Callable[[list[dict]], Awaitable[Optional[str]]]
-"""Sends messages, returns the answer's text (``None``: the model sent none)."""
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """One answer as the server sent it."""
+
+    text: Optional[str]
+    """``None``: the model sent no text (a refusal or a tool call)."""
+    cut_at_token_limit: bool = False
+    """The server stopped the answer at its token limit (``finish_reason: "length"``)."""
+
+
+Send = Callable[[list[dict]], Awaitable[Union[ModelReply, str, None]]]
+"""Sends messages, returns the answer: its text (``None``: the model sent none), or a :class:`ModelReply` when the
+sender can tell that the server cut it at the token limit."""
 
 REASK = "Your previous answer was not valid: {error}\nAnswer again with only the corrected JSON object."
 MAX_PROBLEM_CHARS = 1000
@@ -100,19 +115,30 @@ async def ask_until_valid(
     max_reasks: int,
     model: str,
     stage: str,
+    token_limit_advice: str = "raise the model call's max_tokens",
 ) -> tuple[T, str]:
-    """The first valid answer and its raw text; :class:`InvalidAnswerError` after ``max_reasks`` re-asks."""
+    """The first valid answer and its raw text; :class:`InvalidAnswerError` after ``max_reasks`` re-asks, or at
+    once for an invalid answer cut at the token limit (``token_limit_advice`` says which key to raise)."""
     sent = with_instruction(messages, instruction(schema, mode))
     raw = problem = ""
     for attempt in range(max_reasks + 1):
-        content = await send(sent)
-        raw = content or ""
+        reply = await send(sent)
+        if not isinstance(reply, ModelReply):
+            reply = ModelReply(reply)
+        raw = reply.text or ""
         try:
-            if content is None:
+            if reply.text is None:
                 raise ValueError("the answer was empty")
             return parse_answer(raw, schema, validate), raw
         except ValueError as exc:
             problem = describe_problem(exc)
+            if reply.cut_at_token_limit:
+                raise InvalidAnswerError(
+                    f"{model} ({stage}): the answer was cut at the token limit after {len(raw)} characters, before "
+                    f"its JSON was complete; {token_limit_advice}",
+                    raw=raw,
+                    stage=stage,
+                ) from None
             logger.debug("invalid answer from %s (%s), attempt %d: %s", model, stage, attempt + 1, problem)
             sent = [*sent, assistant_message(raw), user_message(REASK.format(error=problem))]
     raise InvalidAnswerError(

@@ -1,4 +1,5 @@
-"""Size caps on what is sent (``endpoints.max_prompt_chars``) and what comes back (``max_answer_chars``).
+"""Size caps on what is sent (``endpoints.max_prompt_chars``) and what comes back (``max_answer_chars``), and
+what to say when the server's own cap (``max_tokens``) cut an answer.
 
 A backstop against runaway text: a huge dataset field is refused before it
 is sent, and paid for, at all; an oversized answer is neither re-asked (that
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from viddiff.config import ModelCallConfig
 from viddiff.errors import InvalidAnswerError, RequestTooLargeError
 
 MAX_RAW_KEPT = 2000
@@ -46,3 +48,13 @@ def text_chars(messages: list[dict]) -> int:
         elif isinstance(content, list):
             total += sum(len(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
     return total
+
+
+def token_limit_advice(call: ModelCallConfig) -> str:
+    """Which key to raise for answers of ``call`` cut at the token limit, from what, and to what."""
+    key = f"{call.config_key}.max_tokens" if call.config_key else "this model call's max_tokens"
+    now = f"now {call.max_tokens}" if call.max_tokens else "unset, so the server's own limit cut it"
+    advice = f"raise {key} ({now})"
+    if call.config_key:
+        advice += f", e.g. --set {key}={(call.max_tokens or 1024) * 4}"
+    return advice

@@ -3,7 +3,7 @@
 Each check takes one extracted span (``content``) and the rule item's parameters, and says whether the span
 satisfies the constraint. They are pure string tests (regular expressions, ``json``, ``jsonschema``): no
 language detection, no model. The released checker's quirks are kept on purpose, because they decide
-published numbers; the tests pin each of them (``tests/benchmarks/ifvidcap/test_rules.py``):
+published numbers; the tests pin each of them (``tests/benchmarks/test_ifvidcap_rules.py``):
 
 - list markers are recognised line by line on stripped lines; a heading or wrapped line breaks a list;
 - words are ``[a-zA-Z]+`` runs (hyphen-joined runs count once) plus one per CJK character, with Python's
