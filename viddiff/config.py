@@ -227,6 +227,15 @@ class ClipConfig(_Section):
     (``OMP_NUM_THREADS``, ``torch.set_num_threads``) to fewer."""
     backend: str = "open_clip"
     """Embedder by registered name (``viddiff.plugins.EMBEDDERS``): ``open_clip``, or a plug-in's."""
+    micro_batch: bool = True
+    """Frames and strings of concurrent comparisons share batches of at most ``batch_size``, run by one model
+    thread while the callers hash, look up and preprocess theirs. ``false``: each call runs alone under a lock
+    (the path before micro-batching; kept for comparison, ``bench/serve_throughput.py``)."""
+    batch_wait_ms: float = Field(default=5.0, ge=0, le=1000)
+    """How long a short batch waits for other comparisons' frames before it runs (``micro_batch`` only)."""
+    preprocess: Literal["auto", "pil", "torch"] = "auto"
+    """Resize and normalise frames with ``torch`` ops, batched on the model's device, or one by one with
+    ``pil`` (open_clip's own transform); ``auto``: torch on a GPU, PIL on the CPU (faster there)."""
 
     @field_validator("backend")
     @classmethod

@@ -49,6 +49,7 @@ MAY_CHANGE_ON_RESUME: dict[str, str] = {
     "data.max_text_chars": "which rows load (finished ones must stay selected)",
     "data.allow_paths_outside_root": "which rows load (finished ones must stay selected)",
     "localizer.clip.threads": "CPU threads for CLIP",
+    "localizer.clip.batch_wait_ms": "how long frames wait for a shared batch",
 }
 """Dotted config keys (or their parents, or ``fnmatch`` patterns) that may differ on ``--resume``."""
 
