@@ -172,6 +172,12 @@ def _add_run(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPar
         "--report-embed-videos", action="store_true",
         help="copy the videos into the report pages instead of linking them (default: off)",
     )
+    run.add_argument(
+        "--executor", choices=["local", "ray"],
+        help="where samples run: local (this process) or ray (Ray actors from the ray section of the config: "
+        'ray.address, ray.actors, ray.num_cpus, ray.num_gpus; pip install "viddiff[ray]"); this process keeps '
+        "the output, its lock and the writing either way (default: run.executor, i.e. local)",
+    )
     _add_config_args(run)
     run.set_defaults(handler="viddiff.commands.run:cli_run")
 

@@ -129,6 +129,10 @@ class RunConfig(_Section):
     """Decode the videos and embed the frames CLIP needs whatever the proposal says while the proposer's calls
     are in flight. Results are the same either way; ``false`` runs the steps one after another (the baseline
     of ``bench/latency.py``)."""
+    executor: Literal["local", "ray"] = "local"
+    """Where samples run: ``local``, in this process; ``ray``, on a pool of Ray actors (the ``ray`` section; needs
+    ``pip install "viddiff[ray]"``), each with its models loaded once, while this process keeps the output
+    directory, its lock and the writing. Predictions are the same either way."""
 
 
 class DataConfig(_Section):
@@ -667,6 +671,22 @@ class PoseConfig(_Section):
         return POSE_ESTIMATORS.check(value)  # the table, not a fixed Literal
 
 
+class RayConfig(_Section):
+    """The Ray actors that ``run.executor: ray`` spreads samples over (``docs/performance.md``)."""
+
+    address: Optional[str] = None
+    """The cluster: ``null`` starts a one-machine cluster in this process (or uses the one already started
+    here); ``auto`` joins the cluster running on this machine (``ray start --head``); ``ray://HOST:10001`` a
+    remote one."""
+    actors: int = Field(default=2, ge=1)
+    """Actors, each holding its own models (a VidDiff: chat client, cache connection, CLIP)."""
+    num_cpus: float = Field(default=1.0, ge=0)
+    """CPUs Ray reserves for each actor."""
+    num_gpus: float = Field(default=0.0, ge=0)
+    """GPUs Ray reserves for each actor (1 puts each actor's CLIP on a GPU of its own; set
+    ``localizer.clip.device`` to ``cuda`` or ``auto``)."""
+
+
 class Config(_Section):
     run: RunConfig = Field(default_factory=RunConfig)
     data: DataConfig = Field(default_factory=DataConfig)
@@ -682,6 +702,7 @@ class Config(_Section):
     vidcapbench: VidcapbenchConfig = Field(default_factory=VidcapbenchConfig)
     vidpair: VidPairConfig = Field(default_factory=VidPairConfig)
     pose: PoseConfig = Field(default_factory=PoseConfig)
+    ray: RayConfig = Field(default_factory=RayConfig)
 
     @classmethod
     def from_yaml(cls, path: Union[str, Path], overrides: Optional[list[str]] = None) -> "Config":
