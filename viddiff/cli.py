@@ -118,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for add_command in (
         _add_run, _add_compare, _add_eval, _add_baseline, _add_ablate, _add_audit, _add_pose, _add_data, _add_cache,
+        _add_serve,
     ):
         add_command(sub, flags)
     return parser
@@ -493,6 +494,64 @@ def _add_cache(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
     )
     _add_config_args(clear)
     clear.set_defaults(handler="viddiff.cache:cli_clear")
+
+
+def _add_serve(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
+    """viddiff serve [keys create|list|revoke]: the HTTP service and its API keys."""
+    serve = _command(
+        sub, "serve", flags,
+        help="the comparison service: HTTP API, streamed verdicts, web page, keys and limits (needs the serve extra)",
+        description=(
+            "Serve comparisons over HTTP (docs/serve.md): POST two videos, follow the verdicts as Server-Sent\n"
+            "Events, fetch the result and the HTML report; a web page at /. Jobs, events and results persist in\n"
+            "--data-dir; a restart resumes them. Every request needs an API key (viddiff serve keys create NAME),\n"
+            "except with --dev on 127.0.0.1. Limits are the serve section of the config (--set serve.KEY=VALUE)."
+        ),
+        examples=(
+            "viddiff serve keys create my-app --data-dir /srv/viddiff",
+            "viddiff serve --data-dir /srv/viddiff --port 8000",
+            "viddiff serve --dev --set serve.max_upload_bytes=50000000",
+        ),
+    )
+    serve.add_argument(
+        "--data-dir", default="viddiff-serve",
+        help="where jobs, videos, reports, keys and the model-call cache live (default: ./viddiff-serve)",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    serve.add_argument(
+        "--dev", action="store_true", help="accept requests without a key, from 127.0.0.1 only (default: off)"
+    )
+    serve.add_argument(
+        "--workers", type=int, help=f"comparisons run at once (default: serve.workers, i.e. {Config().serve.workers})"
+    )
+    serve.add_argument(
+        "--proxy-headers", action="store_true",
+        help="trust X-Forwarded-For/-Proto from --forwarded-allow-ips (behind a reverse proxy) (default: off)",
+    )
+    serve.add_argument(
+        "--forwarded-allow-ips", default="127.0.0.1",
+        help="proxies whose forwarded headers are trusted, with --proxy-headers (default: 127.0.0.1)",
+    )
+    _add_config_args(serve)
+    serve.set_defaults(handler="viddiff.serve.command:cli_serve")
+    serve_sub = serve.add_subparsers(dest="serve_command", metavar="keys")
+    keys = serve_sub.add_parser("keys", help="API keys: create NAME (printed once), list, revoke NAME", parents=flags)
+    keys_sub = keys.add_subparsers(dest="keys_command", metavar="KEYS_COMMAND")
+    keys_sub.required = True
+    for name, help_, description in (
+        ("create", "make a key and print it once (only its hash is stored)",
+         "Make an API key named NAME and print it, once: only its SHA-256 hash is stored, and names are never reused."),
+        ("list", "the keys' names and whether they are active", "List the keys' names and whether each is active."),
+        ("revoke", "refuse a key from now on", "Revoke the key named NAME: the server refuses it from the next request on."),
+    ):
+        example = f"viddiff serve keys {name}{' my-app' if name != 'list' else ''} --data-dir /srv/viddiff"
+        cmd = _command(keys_sub, name, flags, help=help_, description=description, examples=(example,))
+        if name != "list":
+            cmd.add_argument("name", metavar="NAME", help="the key's name, e.g. the app using it")
+        cmd.add_argument(
+            "--data-dir", default=argparse.SUPPRESS, help="the server's --data-dir (default: ./viddiff-serve)"
+        )
 
 
 def _resolve(spec: str) -> Handler:

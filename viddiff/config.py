@@ -687,6 +687,34 @@ class RayConfig(_Section):
     ``localizer.clip.device`` to ``cuda`` or ``auto``)."""
 
 
+class ServeConfig(_Section):
+    """``viddiff serve`` (docs/serve.md): its worker pool, retention and the limits every request is held to.
+
+    Each limit is checked before the work it bounds: bytes while the upload streams to disk, duration, pixels
+    and frames from the container's header before any frame is decoded."""
+
+    workers: int = Field(default=2, ge=1)
+    """Comparisons run at once on the one shared ``VidDiff`` (more wait in the queue)."""
+    max_upload_bytes: int = Field(default=200 * 2**20, ge=1)
+    """Largest request body (all its files together); a larger one is cut off at the limit with 413."""
+    max_duration_s: float = Field(default=120.0, gt=0)
+    """Longest video, as its container's header states it."""
+    max_pixels: int = Field(default=3840 * 2160, ge=1)
+    """Most pixels per frame (width x height), as the header states them."""
+    max_frames: int = Field(default=7200, ge=1)
+    """Most frames per video, as the header counts them."""
+    max_statements: int = Field(default=20, ge=1)
+    """Most ``differences`` (closed mode) or ``n_differences`` (open mode) per comparison; each is a VLM call."""
+    max_queued_per_key: int = Field(default=20, ge=1)
+    """Comparisons one key may have waiting; one more is refused with 429 and ``Retry-After``."""
+    max_queued_total: int = Field(default=200, ge=1)
+    """Comparisons waiting over all keys."""
+    requests_per_minute: int = Field(default=120, ge=1)
+    """Requests per key per minute (a bucket that refills evenly); beyond it, 429 with ``Retry-After``."""
+    retention_hours: float = Field(default=24.0, gt=0)
+    """Uploaded videos and finished comparisons (results, events, reports) are deleted this long after creation."""
+
+
 class Config(_Section):
     run: RunConfig = Field(default_factory=RunConfig)
     data: DataConfig = Field(default_factory=DataConfig)
@@ -703,6 +731,7 @@ class Config(_Section):
     vidpair: VidPairConfig = Field(default_factory=VidPairConfig)
     pose: PoseConfig = Field(default_factory=PoseConfig)
     ray: RayConfig = Field(default_factory=RayConfig)
+    serve: ServeConfig = Field(default_factory=ServeConfig)
 
     @classmethod
     def from_yaml(cls, path: Union[str, Path], overrides: Optional[list[str]] = None) -> "Config":

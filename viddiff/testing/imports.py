@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("report",),
     ("runs",),
     ("audit",),
-    ("api", "commands", "cli", "testing"),
+    ("api", "commands", "cli", "serve", "testing"),
 )
 """Wings by layer; a wing is a top-level module or sub-package of ``viddiff`` (``viddiff`` = its ``__init__``)."""
 

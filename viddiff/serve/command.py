@@ -1,0 +1,123 @@
+"""``viddiff serve`` and ``viddiff serve keys create|list|revoke``."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+import sys
+from pathlib import Path
+
+from viddiff.api import VidDiff
+from viddiff.config import Config, config_from_args
+from viddiff.errors import ViddiffError
+from viddiff.serve.executor import LocalExecutor
+from viddiff.serve.jobs import JobStore
+from viddiff.serve.keys import checked_name, key_hash, new_key
+
+log = logging.getLogger(__name__)
+STORE_FILE = "serve.sqlite"
+GRACEFUL_SHUTDOWN_S = 5
+"""Seconds a stopping server waits for open connections (event streams never end by themselves) before it
+closes them; running comparisons are then left unfinished, to be re-run by the next start."""
+
+
+def require_serve_extra() -> None:
+    """One clear error when the web packages are missing, instead of an ImportError deep in a stack."""
+    missing = []
+    for module in ("fastapi", "uvicorn", "python_multipart"):
+        try:
+            __import__(module)
+        except ImportError:
+            missing.append(module.replace("_", "-"))
+    if missing:
+        raise ViddiffError(
+            f"viddiff serve needs the serve extra ({', '.join(missing)} not installed): pip install \"viddiff[serve]\""
+        )
+
+
+def service_config(cfg: Config, data_dir: Path, workers: int | None) -> Config:
+    """The config a server runs with: the model-call cache under ``data_dir`` unless ``cache.path`` is set."""
+    updates = {}
+    if cfg.cache.path is None:
+        updates["cache"] = cfg.cache.model_copy(update={"path": str(data_dir / "cache.sqlite")})
+    if workers is not None:
+        updates["serve"] = cfg.serve.model_copy(update={"workers": workers})
+    return cfg.model_copy(update=updates)
+
+
+def make_vid_diff_factory(cfg: Config):
+    """``make(pose)``: the shared ``VidDiff``, or (``pose=True``) one with ``pose.evidence`` on that shares
+    the first one's cache, model client and CLIP, so only the pose estimator is loaded again."""
+    made: list[VidDiff] = []
+
+    def make(pose: bool) -> VidDiff:
+        if not pose:
+            made.append(VidDiff(cfg))
+            return made[-1]
+        pose_cfg = cfg.model_copy(update={"pose": cfg.pose.model_copy(update={"evidence": True})})
+        if not made:
+            return VidDiff(pose_cfg)
+        base = made[0]
+        return VidDiff(pose_cfg, cache=base.cache, client=base.client, embedder=base.embedder)
+
+    return make
+
+
+def build_app(data_dir: Path, cfg: Config, *, dev: bool = False):
+    """The FastAPI app of a server on ``data_dir`` (its service starts with the app's lifespan)."""
+    require_serve_extra()
+    from viddiff.serve.app import create_app
+    from viddiff.serve.service import Service
+
+    executor = LocalExecutor(make_vid_diff_factory(cfg), cfg.serve.workers)
+    return create_app(Service(data_dir, cfg, executor, dev=dev))
+
+
+def cli_serve(args: argparse.Namespace) -> int:
+    if getattr(args, "serve_command", None) == "keys":
+        return cli_keys(args)
+    require_serve_extra()
+    import uvicorn
+
+    data_dir = Path(args.data_dir).expanduser()
+    if args.dev and not _is_loopback(args.host):
+        raise ViddiffError(f"--dev serves without keys, so only on 127.0.0.1; drop --host {args.host} or --dev")
+    cfg = service_config(config_from_args(args), data_dir, args.workers)
+    app = build_app(data_dir, cfg, dev=args.dev)
+    if args.dev:
+        log.warning("--dev: requests from this machine need no key")
+    print(f"viddiff serve: http://{args.host}:{args.port}/ (API docs at /docs; data in {data_dir})", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", proxy_headers=args.proxy_headers,
+                forwarded_allow_ips=args.forwarded_allow_ips, timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S)
+    return 0
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def cli_keys(args: argparse.Namespace) -> int:
+    store = JobStore(Path(args.data_dir).expanduser() / STORE_FILE)
+    try:
+        if args.keys_command == "create":
+            name = checked_name(args.name)
+            key = new_key()
+            if not store.add_key(name, key_hash(key)):
+                raise ViddiffError(f"a key named {name!r} exists already; choose another name (names are never reused)")
+            print(key)
+            print(f"key {name!r} created; it is shown only this once: store it now", file=sys.stderr)
+        elif args.keys_command == "list":
+            for row in store.keys():
+                state = "revoked" if row.revoked_at is not None else "active"
+                print(f"{row.name}\t{state}")
+        else:
+            if not store.revoke_key(args.name):
+                raise ViddiffError(f"no active key named {args.name!r} (viddiff serve keys list shows them)")
+            print(f"key {args.name!r} revoked")
+    finally:
+        store.close()
+    return 0

@@ -1,0 +1,15 @@
+"""The one exception the service turns into an HTTP answer: a status, what is wrong and what to do."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+
+class ApiError(Exception):
+    """A 4xx/5xx answer with a ``{"detail": ...}`` body (and headers such as ``Retry-After``)."""
+
+    def __init__(self, status: int, detail: str, headers: Optional[dict[str, str]] = None):
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.headers = headers or {}
