@@ -439,7 +439,7 @@ class ClipEmbedder:
         out: Optional[torch.Tensor] = None
         with torch.inference_mode():
             for indices in by_shape.values():
-                batch = torch.from_numpy(np.stack([frames[i] for i in indices])).to(self.device, non_blocking=True)
+                batch = torch.from_numpy(np.stack([frames[i] for i in indices])).to(self.device)
                 pixels = loaded.on_device(batch.permute(0, 3, 1, 2)).to(loaded.input_dtype)
                 if out is None:
                     out = pixels.new_empty((len(frames), *pixels.shape[1:]))
