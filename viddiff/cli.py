@@ -511,6 +511,7 @@ def _add_serve(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
             "viddiff serve keys create my-app --data-dir /srv/viddiff",
             "viddiff serve --data-dir /srv/viddiff --port 8000",
             "viddiff serve --dev --set serve.max_upload_bytes=50000000",
+            "viddiff serve --data-dir /srv/viddiff --ray local --set ray.actors=2 --set ray.num_gpus=1",
         ),
     )
     serve.add_argument(
@@ -524,6 +525,12 @@ def _add_serve(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
     )
     serve.add_argument(
         "--workers", type=int, help=f"comparisons run at once (default: serve.workers, i.e. {Config().serve.workers})"
+    )
+    serve.add_argument(
+        "--ray", metavar="ADDRESS",
+        help="run the comparisons on Ray actors (ray.actors of them, each with its models and serve.workers jobs; "
+        "ray.num_cpus/num_gpus per actor): local starts a one-machine cluster, auto joins the one running here, "
+        'ray://HOST:10001 a remote one; pip install "viddiff[ray]" (default: in this process)',
     )
     serve.add_argument(
         "--proxy-headers", action="store_true",

@@ -672,14 +672,17 @@ class PoseConfig(_Section):
 
 
 class RayConfig(_Section):
-    """The Ray actors that ``run.executor: ray`` spreads samples over (``docs/performance.md``)."""
+    """The Ray actors that ``run.executor: ray`` spreads samples over (``docs/performance.md``), and that
+    ``viddiff serve --ray`` runs comparisons on (``docs/serve.md``)."""
 
     address: Optional[str] = None
-    """The cluster: ``null`` starts a one-machine cluster in this process (or uses the one already started
+    """The cluster: ``local`` starts a one-machine cluster in this process (or uses the one already started
     here); ``auto`` joins the cluster running on this machine (``ray start --head``); ``ray://HOST:10001`` a
-    remote one."""
+    remote one. ``viddiff serve`` runs its comparisons on Ray when this is set (``--ray ADDRESS``);
+    ``viddiff run --executor ray`` takes ``local`` when it is not."""
     actors: int = Field(default=2, ge=1)
-    """Actors, each holding its own models (a VidDiff: chat client, cache connection, CLIP)."""
+    """Actors, each holding its own models (a VidDiff: chat client, cache connection, CLIP); ``viddiff serve``
+    runs ``serve.workers`` comparisons at once on each."""
     num_cpus: float = Field(default=1.0, ge=0)
     """CPUs Ray reserves for each actor."""
     num_gpus: float = Field(default=0.0, ge=0)

@@ -42,6 +42,12 @@ def import_ray(what: str) -> Any:
     return ray
 
 
+def cluster_address(cfg: Config) -> Optional[str]:
+    """``ray.init``'s address for ``ray.address``: ``None`` (start one here) for ``local`` or unset."""
+    address = cfg.ray.address
+    return None if address in (None, "local") else address
+
+
 @dataclass
 class Outcome:
     """What an actor sends back for one sample: the result or the error, and what it cost."""
@@ -142,7 +148,7 @@ class RayMethod:
         self.client = self.local.client
         self._started_ray = not ray.is_initialized()
         if self._started_ray:
-            ray.init(address=cfg.ray.address, include_dashboard=False, log_to_driver=False)
+            ray.init(address=cluster_address(cfg), include_dashboard=False)
         actor_class = ray.remote(SampleActor).options(
             num_cpus=cfg.ray.num_cpus, num_gpus=cfg.ray.num_gpus, max_concurrency=cfg.run.max_samples_in_flight
         )
