@@ -7,8 +7,9 @@ read at the default 4 fps) in closed mode with two statements, against the local
 answering every call after ``--latency`` seconds. The cache is off, so every comparison decodes, embeds and
 asks anew. CLIP has random weights of the preset's (or ``--clip``'s) architecture: the cost depends on the
 architecture only. For each concurrency, each way runs ``--rounds`` × concurrency comparisons (at most
-``--max-compares``), the two ways alternating; printed: comparisons per minute, time to result p50/p95,
-the mean CLIP batch, and micro-batched / serialised throughput.
+``--max-compares``), ``--repeats`` times, the two ways alternating; printed: the median comparisons per
+minute (and each repeat's), time to result p50/p95 over all repeats, the mean CLIP batch, and
+micro-batched / serialised throughput.
 
 CPU (the fast preset):  python bench/serve_throughput.py
 GPU (the paper's CLIP): python bench/serve_throughput.py --config configs/paper.yaml --device cuda \\
@@ -100,6 +101,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16, 64])
     parser.add_argument("--rounds", type=float, default=2.0, help="comparisons per way = rounds x concurrency")
     parser.add_argument("--max-compares", type=int, default=64, help="at most this many comparisons per way and level")
+    parser.add_argument("--repeats", type=int, default=1, help="measurements per way and level, alternating (medians)")
     parser.add_argument("--latency", type=float, default=1.0, help="seconds before the model server answers")
     parser.add_argument("--threads", type=int, default=None,
                         help="worker threads of the event loop (default: Python's, min(32, cores + 4))")
@@ -135,15 +137,20 @@ def main() -> None:
               f"{'batch':>6} {'vs serialised':>14}", flush=True)
         for concurrency in args.concurrency:
             n = min(args.max_compares, max(concurrency, round(args.rounds * concurrency)))
-            rates = {}
-            for way, vd in served.items():
-                got = asyncio.run(serve(vd, videos, concurrency, n, threads))
-                rates[way] = 60 * got["n"] / got["wall"]
-                ratio = rates[way] / rates["serialised"]
-                batch = f"{got['mean_batch']:.1f}" if got["mean_batch"] is not None else "-"
+            runs: dict[str, list[dict]] = {way: [] for way in WAYS}
+            for _ in range(args.repeats):  # the ways alternate, so that other load on the machine hits both
+                for way, vd in served.items():
+                    runs[way].append(asyncio.run(serve(vd, videos, concurrency, n, threads)))
+            rates = {way: statistics.median(60 * r["n"] / r["wall"] for r in got) for way, got in runs.items()}
+            for way, got in runs.items():
+                latencies = sorted(t for r in got for t in r["latencies"])
+                batches = [r["mean_batch"] for r in got if r["mean_batch"] is not None]
+                batch = f"{statistics.mean(batches):.1f}" if batches else "-"
+                spread = " ".join(f"{60 * r['n'] / r['wall']:.1f}" for r in got)
                 print(
-                    f"{concurrency:>11} {way:<14} {n:>8} {rates[way]:>8.1f} {percentile(got['latencies'], 50):>7.2f} "
-                    f"{percentile(got['latencies'], 95):>7.2f} {batch:>6} {ratio:>13.2f}x",
+                    f"{concurrency:>11} {way:<14} {n:>8} {rates[way]:>8.1f} {percentile(latencies, 50):>7.2f} "
+                    f"{percentile(latencies, 95):>7.2f} {batch:>6} {rates[way] / rates['serialised']:>13.2f}x"
+                    f"   (per repeat: {spread})",
                     flush=True,
                 )
         for vd in served.values():
