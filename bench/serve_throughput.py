@@ -11,6 +11,10 @@ architecture only. For each concurrency, each way runs ``--rounds`` × concurren
 minute (and each repeat's), time to result p50/p95 over all repeats, the mean CLIP batch, and
 micro-batched / serialised throughput.
 
+Decoded frames dominate memory (two 960x720 clips at 4 fps: about 170 MB per comparison in flight); on a
+small machine run one concurrency per process, with ``MALLOC_MMAP_THRESHOLD_=1048576`` so that freed
+frames go back to the system instead of staying in the threads' malloc arenas.
+
 CPU (the fast preset):  python bench/serve_throughput.py
 GPU (the paper's CLIP): python bench/serve_throughput.py --config configs/paper.yaml --device cuda \\
                             --clip ViT-bigG-14 --precision fp16
@@ -25,6 +29,7 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -73,15 +78,41 @@ async def serve(vd: VidDiff, videos: tuple[Path, Path], concurrency: int, n: int
             await vd.acompare(*videos, "barbell back squat", differences=STATEMENTS)
             return time.perf_counter() - start
 
-    start = time.perf_counter()
-    latencies = await asyncio.gather(*(one() for _ in range(n)))
-    wall = time.perf_counter() - start
+    with PeakMemory() as memory:
+        start = time.perf_counter()
+        latencies = await asyncio.gather(*(one() for _ in range(n)))
+        wall = time.perf_counter() - start
     await vd.client.aclose()
     mean_batch = None
     if before is not None:
         batcher = vd.embedder.image_batcher
         mean_batch = (batcher.rows - before[1]) / max(1, batcher.batches - before[0])
-    return {"wall": wall, "latencies": sorted(latencies), "n": n, "mean_batch": mean_batch}
+    return {"wall": wall, "latencies": sorted(latencies), "n": n, "mean_batch": mean_batch, "peak_mib": memory.peak_mib}
+
+
+class PeakMemory:
+    """The process's largest resident size while the block runs, sampled every 0.2 s (Linux)."""
+
+    def __init__(self) -> None:
+        self.peak_mib = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> "PeakMemory":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        page = os.sysconf("SC_PAGE_SIZE")
+        while True:
+            with open("/proc/self/statm") as fh:
+                self.peak_mib = max(self.peak_mib, int(fh.read().split()[1]) * page / 2**20)
+            if self._stop.wait(0.2):
+                return
 
 
 def _batcher(vd: VidDiff) -> bool:
@@ -134,7 +165,7 @@ def main() -> None:
         for vd in served.values():  # load the model and warm up outside the timings
             asyncio.run(serve(vd, videos, 1, 1, threads))
         print(f"{'concurrency':>11} {'way':<14} {'compares':>8} {'per min':>8} {'p50 s':>7} {'p95 s':>7} "
-              f"{'batch':>6} {'vs serialised':>14}", flush=True)
+              f"{'batch':>6} {'peak MiB':>9} {'vs serialised':>14}", flush=True)
         for concurrency in args.concurrency:
             n = min(args.max_compares, max(concurrency, round(args.rounds * concurrency)))
             runs: dict[str, list[dict]] = {way: [] for way in WAYS}
@@ -149,7 +180,8 @@ def main() -> None:
                 spread = " ".join(f"{60 * r['n'] / r['wall']:.1f}" for r in got)
                 print(
                     f"{concurrency:>11} {way:<14} {n:>8} {rates[way]:>8.1f} {percentile(latencies, 50):>7.2f} "
-                    f"{percentile(latencies, 95):>7.2f} {batch:>6} {rates[way] / rates['serialised']:>13.2f}x"
+                    f"{percentile(latencies, 95):>7.2f} {batch:>6} {max(r['peak_mib'] for r in got):>9.0f} "
+                    f"{rates[way] / rates['serialised']:>13.2f}x"
                     f"   (per repeat: {spread})",
                     flush=True,
                 )

@@ -175,9 +175,9 @@ def _add_run(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPar
     )
     run.add_argument(
         "--executor", choices=["local", "ray"],
-        help="where samples run: local (this process) or ray (Ray actors from the ray section of the config: "
-        'ray.address, ray.actors, ray.num_cpus, ray.num_gpus; pip install "viddiff[ray]"); this process keeps '
-        "the output, its lock and the writing either way (default: run.executor, i.e. local)",
+        help="where samples run: local (this process) or ray (Ray actors, each with its models: --set ray.actors=N "
+        '--set ray.num_gpus=G, see docs/performance.md; pip install "viddiff[ray]"); this process keeps the output, '
+        "its lock and the writing either way (default: run.executor, i.e. local)",
     )
     _add_config_args(run)
     run.set_defaults(handler="viddiff.commands.run:cli_run")
@@ -528,9 +528,9 @@ def _add_serve(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
     )
     serve.add_argument(
         "--ray", metavar="ADDRESS",
-        help="run the comparisons on Ray actors (ray.actors of them, each with its models and serve.workers jobs; "
-        "ray.num_cpus/num_gpus per actor): local starts a one-machine cluster, auto joins the one running here, "
-        'ray://HOST:10001 a remote one; pip install "viddiff[ray]" (default: in this process)',
+        help="run the comparisons on Ray actors, each with its models and --workers jobs (--set ray.actors=N "
+        "--set ray.num_gpus=G; the serve page of the docs, Scaling out on Ray): local starts a one-machine cluster, auto joins the one running "
+        'here, ray://HOST:10001 a remote one; pip install "viddiff[ray]" (default: in this process)',
     )
     serve.add_argument(
         "--proxy-headers", action="store_true",
