@@ -176,6 +176,12 @@ def _add_run(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPar
         "--report-embed-videos", action="store_true",
         help="copy the videos into the report pages instead of linking them (default: off)",
     )
+    run.add_argument(
+        "--executor", choices=["local", "ray"],
+        help="where samples run: local (this process) or ray (Ray actors, each with its models: --set ray.actors=N "
+        '--set ray.num_gpus=G, see docs/performance.md; pip install "viddiff[ray]"); this process keeps the output, '
+        "its lock and the writing either way (default: run.executor, i.e. local)",
+    )
     _add_config_args(run)
     run.set_defaults(handler="viddiff.commands.run:cli_run")
 
@@ -511,6 +517,7 @@ def _add_serve(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
             "viddiff serve keys create my-app --data-dir /srv/viddiff",
             "viddiff serve --data-dir /srv/viddiff --port 8000",
             "viddiff serve --dev --set serve.max_upload_bytes=50000000",
+            "viddiff serve --data-dir /srv/viddiff --ray local --set ray.actors=2 --set ray.num_gpus=1",
         ),
     )
     serve.add_argument(
@@ -524,6 +531,12 @@ def _add_serve(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
     )
     serve.add_argument(
         "--workers", type=int, help=f"comparisons run at once (default: serve.workers, i.e. {Config().serve.workers})"
+    )
+    serve.add_argument(
+        "--ray", metavar="ADDRESS",
+        help="run the comparisons on Ray actors, each with its models and --workers jobs (--set ray.actors=N "
+        "--set ray.num_gpus=G; the serve page of the docs, Scaling out on Ray): local starts a one-machine cluster, auto joins the one running "
+        'here, ray://HOST:10001 a remote one; pip install "viddiff[ray]" (default: in this process)',
     )
     serve.add_argument(
         "--proxy-headers", action="store_true",

@@ -138,6 +138,10 @@ class RunConfig(_Section):
     """Decode the videos and embed the frames CLIP needs whatever the proposal says while the proposer's calls
     are in flight. Results are the same either way; ``false`` runs the steps one after another (the baseline
     of ``bench/latency.py``)."""
+    executor: Literal["local", "ray"] = "local"
+    """Where samples run: ``local``, in this process; ``ray``, on a pool of Ray actors (the ``ray`` section; needs
+    ``pip install "viddiff[ray]"``), each with its models loaded once, while this process keeps the output
+    directory, its lock and the writing. Predictions are the same either way."""
 
 
 class DataConfig(_Section):
@@ -236,6 +240,15 @@ class ClipConfig(_Section):
     (``OMP_NUM_THREADS``, ``torch.set_num_threads``) to fewer."""
     backend: str = "open_clip"
     """Embedder by registered name (``viddiff.plugins.EMBEDDERS``): ``open_clip``, or a plug-in's."""
+    micro_batch: bool = True
+    """Frames and strings of concurrent comparisons share batches of at most ``batch_size``, run by one model
+    thread while the callers hash, look up and preprocess theirs. ``false``: each call runs alone under a lock
+    (the path before micro-batching; kept for comparison, ``bench/serve_throughput.py``)."""
+    batch_wait_ms: float = Field(default=5.0, ge=0, le=1000)
+    """How long a short batch waits for other comparisons' frames before it runs (``micro_batch`` only)."""
+    preprocess: Literal["auto", "pil", "torch"] = "auto"
+    """Resize and normalise frames with ``torch`` ops, batched on the model's device, or one by one with
+    ``pil`` (open_clip's own transform); ``auto``: torch on a GPU, PIL on the CPU (faster there)."""
 
     @field_validator("backend")
     @classmethod
@@ -718,6 +731,25 @@ class PoseConfig(_Section):
         return POSE_ESTIMATORS.check(value)  # the table, not a fixed Literal
 
 
+class RayConfig(_Section):
+    """The Ray actors that ``run.executor: ray`` spreads samples over (``docs/performance.md``), and that
+    ``viddiff serve --ray`` runs comparisons on (``docs/serve.md``)."""
+
+    address: Optional[str] = None
+    """The cluster: ``local`` starts a one-machine cluster in this process (or uses the one already started
+    here); ``auto`` joins the cluster running on this machine (``ray start --head``); ``ray://HOST:10001`` a
+    remote one. ``viddiff serve`` runs its comparisons on Ray when this is set (``--ray ADDRESS``);
+    ``viddiff run --executor ray`` takes ``local`` when it is not."""
+    actors: int = Field(default=2, ge=1)
+    """Actors, each holding its own models (a VidDiff: chat client, cache connection, CLIP); ``viddiff serve``
+    runs ``serve.workers`` comparisons at once on each."""
+    num_cpus: float = Field(default=1.0, ge=0)
+    """CPUs Ray reserves for each actor."""
+    num_gpus: float = Field(default=0.0, ge=0)
+    """GPUs Ray reserves for each actor (1 puts each actor's CLIP on a GPU of its own; set
+    ``localizer.clip.device`` to ``cuda`` or ``auto``)."""
+
+
 class ServeConfig(_Section):
     """``viddiff serve`` (docs/serve.md): its worker pool, retention and the limits every request is held to.
 
@@ -761,6 +793,7 @@ class Config(_Section):
     vidcapbench: VidcapbenchConfig = Field(default_factory=VidcapbenchConfig)
     vidpair: VidPairConfig = Field(default_factory=VidPairConfig)
     pose: PoseConfig = Field(default_factory=PoseConfig)
+    ray: RayConfig = Field(default_factory=RayConfig)
     serve: ServeConfig = Field(default_factory=ServeConfig)
 
     @model_validator(mode="after")

@@ -9,7 +9,21 @@ from typing import Optional, Sequence
 
 
 class ViddiffError(Exception):
-    """Base class of every user-facing error."""
+    """Base class of every user-facing error.
+
+    Pickles with its attributes whatever its constructor takes, so an error raised on a Ray actor reaches
+    the driver as the same error (a run classifies failures by type and attributes).
+    """
+
+    def __reduce__(self):
+        return _rebuild_error, (type(self), self.args, dict(self.__dict__))
+
+
+def _rebuild_error(cls: type, args: tuple, state: dict) -> ViddiffError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
 
 
 class ConfigError(ViddiffError, ValueError):

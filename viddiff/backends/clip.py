@@ -18,10 +18,18 @@ On a CPU the thread pool is fitted to the cores this process may use
 (``backends.cpu``) and ``precision: int8`` quantises the image tower
 (``backends.clip_int8``); on a GPU fp16/bf16 apply as before. Strings skip
 the text tower's padding (``backends.clip_text``).
+
+One embedder serves concurrent comparisons (a served ``VidDiff``, a run's
+samples in flight): each caller hashes, looks up and preprocesses its items
+in its own thread, and a :class:`~viddiff.backends.microbatch.MicroBatcher`
+runs the misses of all callers in shared batches on one model thread
+(``micro_batch``). On a GPU frames are resized and normalised there, in one
+batched call (``backends.clip_preprocess``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import threading
@@ -39,9 +47,11 @@ from tqdm.auto import tqdm
 
 from viddiff.backends.clip_int8 import quantize_image_tower
 from viddiff.backends.clip_text import encode_text
+from viddiff.backends.clip_preprocess import TensorTransform, tensor_transform
 from viddiff.backends.clip_weights import check_hub_reachable
 from viddiff.backends.cpu import configure_torch_threads
 from viddiff.backends.embedders import EmbedStats
+from viddiff.backends.microbatch import MicroBatcher
 from viddiff.backends.stopping import raise_if_stopped
 from viddiff.cache import Cache, hash_key
 from viddiff.config import ClipConfig, ConfigError
@@ -70,6 +80,8 @@ class _Loaded:
     preprocess: Callable[[Image.Image], torch.Tensor]
     tokenizer: Callable[[list[str]], torch.Tensor]
     input_dtype: torch.dtype
+    on_device: Optional[TensorTransform]
+    """The preprocessing as batched torch ops on the model's device, or ``None``: PIL, frame by frame."""
 
 
 def frame_hash(frame: np.ndarray) -> str:
@@ -226,7 +238,11 @@ def _batches(n: int, size: int, desc: str) -> Any:
 
 
 class ClipEmbedder:
-    """L2-normalised CLIP embeddings of frames and texts; one model per instance, loaded on first need."""
+    """L2-normalised CLIP embeddings of frames and texts; one model per instance, loaded on first need.
+
+    Safe to call from many threads at once: with ``micro_batch`` their misses share batches, without it
+    each call runs alone.
+    """
 
     def __init__(self, cfg: ClipConfig, cache: Optional[Cache] = None):
         self.cfg = cfg
@@ -237,17 +253,35 @@ class ClipEmbedder:
         self.model_id = _model_id(cfg)
         self.embed_dim = int(open_clip.get_model_config(cfg.model)["embed_dim"])
         self.stats = EmbedStats()
+        self.concurrent_calls = cfg.micro_batch
+        """Callers need not take turns: concurrent calls share batches (see ``Embedder``)."""
         self._loaded: Optional[_Loaded] = None
         self._load_error: Optional[ModelLoadError] = None
         self._said_random = False
+        self._load_lock = threading.Lock()
+        self._stats_lock = threading.Lock()
         self._lock = threading.Lock()
+        """Without ``micro_batch``: one call at a time. With it: the model, shared by the two batchers."""
+        self.image_batcher: Optional[MicroBatcher[torch.Tensor]] = None
+        self.text_batcher: Optional[MicroBatcher[str]] = None
+        if cfg.micro_batch:
+            wait_s = cfg.batch_wait_ms / 1000
+            self.image_batcher = MicroBatcher(
+                self._forward_images, max_batch=cfg.batch_size, max_wait_s=wait_s, name="viddiff-clip-images",
+                model_lock=self._lock,
+            )
+            self.text_batcher = MicroBatcher(
+                self._forward_texts, max_batch=cfg.batch_size, max_wait_s=wait_s, name="viddiff-clip-texts",
+                model_lock=self._lock,
+            )
 
     def embed_images(self, frames: Frames) -> np.ndarray:
         """(N, H, W, 3) uint8 RGB → (N, D) float32; identical frames are embedded once."""
         items = _as_frames(frames)
         keys = [self._key("image", frame=frame_hash(f)) for f in items]
-        with self._lock:
+        with self._one_call_at_a_time():
             out, hits, computed = self._embed_cached(IMAGE_NAMESPACE, keys, items, self._encode_images)
+        with self._stats_lock:
             self.stats.image_cache_hits += hits
             self.stats.image_forward += computed
         return out
@@ -259,11 +293,16 @@ class ClipEmbedder:
             if not isinstance(text, str):
                 raise EmbedInputError(f"CLIP text {i} must be a str, got {type(text).__name__}")
         keys = [self._key("text", text=t) for t in items]
-        with self._lock:
+        with self._one_call_at_a_time():
             out, hits, computed = self._embed_cached(TEXT_NAMESPACE, keys, items, self._encode_texts)
+        with self._stats_lock:
             self.stats.text_cache_hits += hits
             self.stats.text_forward += computed
         return out
+
+    def _one_call_at_a_time(self) -> contextlib.AbstractContextManager:
+        """Without ``micro_batch`` a call holds the model from its cache look-up to its last batch."""
+        return contextlib.nullcontext() if self.cfg.micro_batch else self._lock
 
     def _key(self, kind: str, **item: str) -> str:
         # Precision is part of the key: fp16 and fp32 embeddings differ in the last digits.
@@ -313,11 +352,15 @@ class ClipEmbedder:
         if self._load_error is not None:
             raise self._load_error
         if self._loaded is None:
-            try:
-                self._loaded = self._load()
-            except ModelLoadError as exc:
-                self._load_error = exc
-                raise
+            with self._load_lock:  # concurrent first callers load it once
+                if self._load_error is not None:
+                    raise self._load_error
+                if self._loaded is None:
+                    try:
+                        self._loaded = self._load()
+                    except ModelLoadError as exc:
+                        self._load_error = exc
+                        raise
         return self._loaded
 
     def _load(self) -> _Loaded:
@@ -355,7 +398,16 @@ class ClipEmbedder:
         if self.precision == "int8":
             quantize_image_tower(model)
         input_dtype = open_clip.get_input_dtype(build_precision) or torch.float32
-        return _Loaded(model=model, preprocess=preprocess, tokenizer=tokenizer, input_dtype=input_dtype)
+        on_device = tensor_transform(preprocess) if self._preprocess_with_torch() else None
+        return _Loaded(
+            model=model, preprocess=preprocess, tokenizer=tokenizer, input_dtype=input_dtype, on_device=on_device
+        )
+
+    def _preprocess_with_torch(self) -> bool:
+        """``auto``: on a GPU, where one CPU thread of PIL would hold it back; on a CPU PIL is faster."""
+        if self.cfg.preprocess == "auto":
+            return torch.device(self.device).type != "cpu"
+        return self.cfg.preprocess == "torch"
 
     def _load_failure(self, exc: BaseException) -> str:
         cfg = self.cfg
@@ -375,6 +427,63 @@ class ClipEmbedder:
         )
 
     def _encode_images(self, frames: list[np.ndarray]) -> np.ndarray:
+        if self.image_batcher is None:
+            return self._encode_images_alone(frames)
+        # Preprocessing runs in the caller's thread, a chunk ahead of the model thread's work on the last one.
+        batcher, size = self.image_batcher, self.cfg.batch_size
+        results: list[np.ndarray] = []
+        pending = None
+        for start in _batches(len(frames), size, "CLIP frames"):
+            raise_if_stopped()
+            request = batcher.enqueue(list(self._pixels(frames[start : start + size])))
+            if pending is not None:
+                results.append(batcher.wait(pending))
+            pending = request
+        results.append(batcher.wait(pending))
+        return np.concatenate(results)
+
+    def _encode_texts(self, texts: list[str]) -> np.ndarray:
+        if self.text_batcher is None:
+            return self._encode_texts_alone(texts)
+        raise_if_stopped()
+        return self.text_batcher.submit(texts)
+
+    def _pixels(self, frames: list[np.ndarray]) -> torch.Tensor:
+        """``(N, 3, S, S)`` model input on the device: one batched call per frame size there, or PIL per frame."""
+        loaded = self._model()
+        if loaded.on_device is None:
+            pixels = torch.stack([loaded.preprocess(Image.fromarray(f)) for f in frames])
+            return pixels.to(self.device, dtype=loaded.input_dtype)
+        by_shape: dict[tuple[int, ...], list[int]] = {}
+        for i, frame in enumerate(frames):
+            by_shape.setdefault(frame.shape, []).append(i)
+        out: Optional[torch.Tensor] = None
+        with torch.inference_mode():
+            for indices in by_shape.values():
+                batch = torch.from_numpy(np.stack([frames[i] for i in indices])).to(self.device)
+                pixels = loaded.on_device(batch.permute(0, 3, 1, 2)).to(loaded.input_dtype)
+                if out is None:
+                    out = pixels.new_empty((len(frames), *pixels.shape[1:]))
+                out[torch.as_tensor(indices, device=pixels.device)] = pixels
+        assert out is not None
+        return out
+
+    def _forward_images(self, pixels: list[torch.Tensor]) -> np.ndarray:
+        """One batch of preprocessed frames (from any callers) through the image tower: the batcher's job."""
+        model = self._model().model
+        with torch.inference_mode():
+            features = model.encode_image(torch.stack(pixels))
+        return F.normalize(features.float(), dim=-1).cpu().numpy()
+
+    def _forward_texts(self, texts: list[str]) -> np.ndarray:
+        loaded = self._model()
+        tokens = loaded.tokenizer(texts).to(self.device)
+        with torch.inference_mode():
+            features = encode_text(loaded.model, tokens)
+        return F.normalize(features.float(), dim=-1).cpu().numpy()
+
+    def _encode_images_alone(self, frames: list[np.ndarray]) -> np.ndarray:
+        """Without ``micro_batch``: the caller's frames in batches of ``batch_size``, preprocessed one by one."""
         loaded = self._model()
         out = []
         for start in _batches(len(frames), self.cfg.batch_size, "CLIP frames"):
@@ -387,13 +496,9 @@ class ClipEmbedder:
             out.append(F.normalize(features.float(), dim=-1).cpu().numpy())
         return np.concatenate(out)
 
-    def _encode_texts(self, texts: list[str]) -> np.ndarray:
-        loaded = self._model()
+    def _encode_texts_alone(self, texts: list[str]) -> np.ndarray:
         out = []
         for start in _batches(len(texts), self.cfg.batch_size, "CLIP texts"):
             raise_if_stopped()
-            tokens = loaded.tokenizer(texts[start : start + self.cfg.batch_size]).to(self.device)
-            with torch.inference_mode():
-                features = encode_text(loaded.model, tokens)
-            out.append(F.normalize(features.float(), dim=-1).cpu().numpy())
+            out.append(self._forward_texts(texts[start : start + self.cfg.batch_size]))
         return np.concatenate(out)

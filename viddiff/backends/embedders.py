@@ -57,6 +57,10 @@ class Embedder(Protocol):
     Both methods return float32 rows, L2-normalised, one per input, in one
     space (image rows are compared with text rows by dot product). ``stats``
     is reported in ``usage.json`` as the run's CLIP work.
+
+    Concurrent samples take turns with an embedder (one sample's CLIP work at a
+    time) unless it has an attribute ``concurrent_calls`` that is true: then it
+    is called from several threads at once, and is expected to batch them.
     """
 
     stats: EmbedStats

@@ -35,6 +35,12 @@ async def run_stoppable(work: Callable[[], T]) -> T:
         raise
 
 
+def current_stop_flag() -> Optional[threading.Event]:
+    """The stop flag of the work running in this thread (``None`` outside :func:`run_stoppable`), for work
+    handed on to another thread that should notice the cancellation too."""
+    return _STOP_FLAG.get()
+
+
 def raise_if_stopped() -> None:
     """Between the steps of long work: raise :class:`StopRequested` if whoever waits for it has gone."""
     flag = _STOP_FLAG.get()

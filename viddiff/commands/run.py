@@ -17,6 +17,8 @@ def cli_run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     args.mode = benchmarks.resolve_mode(cfg, args.mode)
     updates = {flag: True for flag in ("swap_videos", "same_video", "save_visuals") if getattr(args, flag)}
+    if getattr(args, "executor", None):
+        updates["executor"] = args.executor
     if updates:
         cfg = cfg.model_copy(update={"run": cfg.run.model_copy(update=updates)})
     benchmark = benchmarks.of(cfg)

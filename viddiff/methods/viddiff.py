@@ -96,6 +96,13 @@ class VidDiffMethod:
                 self._embedder = build_embedder(self.config.localizer.clip, self.cache)
             return self._embedder
 
+    def _clip_turn(self) -> contextlib.AbstractContextManager:
+        """One sample's CLIP work at a time, unless the embedder batches concurrent callers itself
+        (``concurrent_calls``, the open_clip embedder with ``micro_batch``): then samples share its batches."""
+        if getattr(self._embedder, "concurrent_calls", False):
+            return contextlib.nullcontext()
+        return self._clip_lock
+
     def model_calls(self) -> dict[str, ModelCallConfig]:
         return {"proposer": self.config.proposer, "differencer": self.config.differencer}
 
@@ -331,7 +338,7 @@ class VidDiffMethod:
         def embed() -> FirstEmbeddings:
             localizer = Localizer(cfg.localizer, self.embedder)  # CLIP loads here, off the event loop
             self._warn_cpu_clip_time(localizer, videos, max_stages)
-            with self._clip_lock:
+            with self._clip_turn():
                 raise_if_stopped()  # cancelled while another sample held the lock
                 a, b = (localizer.embed_first(video, max_stages) for video in videos)
                 return a, b
@@ -361,7 +368,7 @@ class VidDiffMethod:
         self._warn_cpu_clip_time(localizer, videos, len(stages))
 
         def segment() -> Segmented:
-            with self._clip_lock:
+            with self._clip_turn():
                 raise_if_stopped()  # cancelled while another sample held the lock
                 return localizer.segment(
                     stages,

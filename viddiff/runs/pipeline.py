@@ -29,6 +29,7 @@ from viddiff.eval.report import METRICS_FILE, note_in_metrics, note_in_report, n
 from viddiff.methods import Method, MethodFactory, check_mode, get_method
 from viddiff.runs.failures import ERRORS_FILE, FAILURES_FILE, FailureLog, SampleFailure
 from viddiff.runs.output_lock import LOCK_FILE, OutputDirLock
+from viddiff.runs.ray_method import build_method
 from viddiff.runs.resume import check_resume
 from viddiff.runs.sample_runner import SampleRunner, error_entries, latest_failures
 from viddiff.schema import Mode, RetrievalFrames, Sample, SampleResult, StageUsage
@@ -210,7 +211,7 @@ def run_benchmark(
     _refuse_linked_outputs(out_dir)
     variant_of = functools.partial(sanity_variant, swap_videos=cfg.run.swap_videos, same_video=cfg.run.same_video)
     with OutputDirLock(out_dir):
-        vd = (method or get_method("viddiff"))(cfg)
+        vd = build_method(cfg, method or get_method("viddiff"))
         try:
             check_mode(vd, mode)
             scored = _run_locked(cfg, benchmark, dataset, mode, splits, out_dir, resume, vd, variant_of)

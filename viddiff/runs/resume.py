@@ -42,6 +42,8 @@ MAY_CHANGE_ON_RESUME: dict[str, str] = {
     "run.max_cost_usd": "the budget",
     "run.save_visuals": "extra plots",
     "run.overlap_stages": "the order steps run in (results are the same)",
+    "run.executor": "where samples run (results are the same)",
+    "ray": "the Ray actors samples run on (results are the same)",
     "eval.max_reasks": "re-asks of the judge",
     "data.hf_cache_dir": "where downloads are kept",
     "data.limit": "how many samples are selected (finished ones must stay selected)",
@@ -49,6 +51,7 @@ MAY_CHANGE_ON_RESUME: dict[str, str] = {
     "data.max_text_chars": "which rows load (finished ones must stay selected)",
     "data.allow_paths_outside_root": "which rows load (finished ones must stay selected)",
     "localizer.clip.threads": "CPU threads for CLIP",
+    "localizer.clip.batch_wait_ms": "how long frames wait for a shared batch",
 }
 """Dotted config keys (or their parents, or ``fnmatch`` patterns) that may differ on ``--resume``."""
 

@@ -36,13 +36,16 @@ def require_serve_extra() -> None:
         )
 
 
-def service_config(cfg: Config, data_dir: Path, workers: int | None) -> Config:
-    """The config a server runs with: the model-call cache under ``data_dir`` unless ``cache.path`` is set."""
+def service_config(cfg: Config, data_dir: Path, workers: int | None, ray: str | None = None) -> Config:
+    """The config a server runs with: the model-call cache under ``data_dir`` unless ``cache.path`` is set;
+    ``ray``: ``--ray ADDRESS`` (``local``: a cluster of this machine's own)."""
     updates = {}
     if cfg.cache.path is None:
         updates["cache"] = cfg.cache.model_copy(update={"path": str(data_dir / "cache.sqlite")})
     if workers is not None:
         updates["serve"] = cfg.serve.model_copy(update={"workers": workers})
+    if ray is not None:
+        updates["ray"] = cfg.ray.model_copy(update={"address": ray})
     return cfg.model_copy(update=updates)
 
 
@@ -70,7 +73,12 @@ def build_app(data_dir: Path, cfg: Config, *, dev: bool = False):
     from viddiff.serve.app import create_app
     from viddiff.serve.service import Service
 
-    executor = LocalExecutor(make_vid_diff_factory(cfg), cfg.serve.workers)
+    if cfg.ray.address is not None:
+        from viddiff.serve.ray_executor import RayExecutor
+
+        executor = RayExecutor(cfg, make_vid_diff_factory)
+    else:
+        executor = LocalExecutor(make_vid_diff_factory(cfg), cfg.serve.workers)
     return create_app(Service(data_dir, cfg, executor, dev=dev))
 
 
@@ -83,7 +91,7 @@ def cli_serve(args: argparse.Namespace) -> int:
     data_dir = Path(args.data_dir).expanduser()
     if args.dev and not _is_loopback(args.host):
         raise ViddiffError(f"--dev serves without keys, so only on 127.0.0.1; drop --host {args.host} or --dev")
-    cfg = service_config(config_from_args(args), data_dir, args.workers)
+    cfg = service_config(config_from_args(args), data_dir, args.workers, getattr(args, "ray", None))
     app = build_app(data_dir, cfg, dev=args.dev)
     if args.dev:
         log.warning("--dev: requests from this machine need no key")

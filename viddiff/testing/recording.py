@@ -47,6 +47,10 @@ class RecordingEmbedder:
     def device(self) -> Any:
         return getattr(self.inner, "device", None)
 
+    @property
+    def concurrent_calls(self) -> bool:
+        return bool(getattr(self.inner, "concurrent_calls", False))
+
     def embed_images(self, frames: np.ndarray) -> np.ndarray:
         return self._record("image", tuple(frame_hash(f) for f in frames), lambda: self.inner.embed_images(frames))
 

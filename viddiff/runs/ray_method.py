@@ -1,0 +1,234 @@
+"""``run.executor: ray``: a run's samples answered by a pool of Ray actors, the run itself kept here.
+
+Everything that makes a run trustworthy stays in the driver (this process): the output directory's lock,
+the one writer of ``samples.jsonl`` and ``failures.jsonl``, resume, the cost guard, scoring. Only the
+method's work moves: :class:`RayMethod` is a :class:`viddiff.methods.Method` whose ``load_videos`` and
+``aprocess`` run on :class:`SampleActor` s, each holding one instance of the method (a VidDiff with its
+chat client, cache connection and CLIP model, loaded once) and answering several samples at once (its
+CLIP batches their frames together). A sample is decoded and answered on the same actor, the least busy
+when its videos are read; its result, model usage and finished stages come back to the driver, which
+records them as a local run would. The actors share the cache file when they share a machine.
+
+Ray is an optional extra (``pip install "viddiff[ray]"``); without it the local executor is unchanged and
+asking for this one is one clear error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+import pickle
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from viddiff.backends.usage import UsageMeter
+from viddiff.config import Config, ModelCallConfig
+from viddiff.errors import ViddiffError
+from viddiff.methods import Method, MethodFactory
+from viddiff.schema import Mode, Sample, SampleResult, StageUsage
+
+log = logging.getLogger(__name__)
+INSTALL_HINT = 'pip install "viddiff[ray]"'
+
+
+def import_ray(what: str) -> Any:
+    """The ``ray`` module, or a :class:`ViddiffError` saying how to install it."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise ViddiffError(f"{what} needs Ray, which is not installed here ({exc}); {INSTALL_HINT}") from None
+    return ray
+
+
+def cluster_address(cfg: Config) -> Optional[str]:
+    """``ray.init``'s address for ``ray.address``: ``None`` (start one here) for ``local`` or unset."""
+    address = cfg.ray.address
+    return None if address in (None, "local") else address
+
+
+@dataclass
+class Outcome:
+    """What an actor sends back for one sample: the result or the error, and what it cost."""
+
+    result: Optional[SampleResult] = None
+    error: Optional[BaseException] = None
+    usage: dict[str, StageUsage] = field(default_factory=dict)
+    stages: list[str] = field(default_factory=list)
+    """The method's stages that finished, in order."""
+
+
+def _sendable(exc: BaseException) -> BaseException:
+    """``exc`` if it survives pickling (the driver then classifies it as a local run would), else its text."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:  # noqa: BLE001 - any pickling failure: send what can be sent
+        return ViddiffError(f"{type(exc).__name__}: {exc}")
+
+
+def endpoint_environment(cfg: Config) -> dict[str, str]:
+    """The driver's values of the variables the endpoints read (keys, ``OPENAI_BASE_URL``), for the actors:
+    a cluster started elsewhere does not have the driver's environment. They travel in memory with the
+    actors' creation, never through a file."""
+    names = {"OPENAI_BASE_URL", *_values_of(cfg.endpoints.model_dump(), "api_key_env")}
+    for section in cfg.model_dump().values():
+        names.update(_values_of(section, "api_key_env"))
+    return {name: os.environ[name] for name in sorted(names) if name in os.environ}
+
+
+def _values_of(tree: Any, field_name: str) -> set[str]:
+    if isinstance(tree, dict):
+        found = {v for k, v in tree.items() if k == field_name and isinstance(v, str)}
+        return found.union(*(_values_of(v, field_name) for v in tree.values()))
+    if isinstance(tree, list):
+        return set().union(*(_values_of(v, field_name) for v in tree))
+    return set()
+
+
+class SampleActor:
+    """One method instance, loaded once, answering the samples the driver sends it (a Ray actor's body)."""
+
+    def __init__(self, cfg: Config, factory: MethodFactory, environment: dict[str, str]):
+        os.environ.update(environment)
+        self.method = factory(cfg)
+        self._videos: dict[int, Any] = {}
+
+    async def load(self, token: int, sample: Sample) -> Optional[BaseException]:
+        """Decode ``sample``'s videos and keep them for :meth:`process`; the error, if that failed (the video
+        stage's), returned rather than raised so that it reaches the driver as itself."""
+        try:
+            self._videos[token] = await self.method.load_videos(sample)
+        except Exception as exc:  # noqa: BLE001 - the driver records it for this sample
+            return _sendable(exc)
+        return None
+
+    async def process(self, token: Optional[int], sample: Sample, mode: Mode, index: int) -> Outcome:
+        videos = self._videos.pop(token, None) if token is not None else None
+        meter, stages = UsageMeter(), []
+        try:
+            result = await self.method.aprocess(
+                sample, mode, index=index, videos=videos, on_stage=stages.append, meter=meter
+            )
+        except Exception as exc:  # noqa: BLE001 - the driver isolates the sample, as a local run does
+            return Outcome(error=_sendable(exc), usage=meter.by_stage(), stages=stages)
+        return Outcome(result=result, usage=meter.by_stage(), stages=stages)
+
+    def forget(self, token: int) -> None:
+        self._videos.pop(token, None)
+
+    def clip_stats(self) -> Optional[dict]:
+        return self.method.clip_stats()
+
+    async def close(self) -> None:
+        await self.method.aclose()
+
+
+@dataclass(frozen=True)
+class RemoteVideos:
+    """Videos decoded on an actor, where the sample will be answered: what ``load_videos`` returns here."""
+
+    actor: int
+    token: int
+
+
+class RayMethod:
+    """The method ``factory`` makes, its samples answered by ``cfg.ray.actors`` Ray actors.
+
+    A local instance (models not loaded: CLIP loads on first use) answers for the method's name, stages,
+    modes and model calls, and lends the benchmark's judge its chat client when the run is scored.
+    """
+
+    def __init__(self, cfg: Config, factory: MethodFactory):
+        ray = import_ray("run.executor=ray")
+        self._ray = ray
+        self.local: Method = factory(cfg)
+        self.name, self.stages, self.modes = self.local.name, self.local.stages, self.local.modes
+        self.client = self.local.client
+        self._started_ray = not ray.is_initialized()
+        if self._started_ray:
+            ray.init(address=cluster_address(cfg), include_dashboard=False)
+        actor_class = ray.remote(SampleActor).options(
+            num_cpus=cfg.ray.num_cpus, num_gpus=cfg.ray.num_gpus, max_concurrency=cfg.run.max_samples_in_flight
+        )
+        environment = endpoint_environment(cfg)
+        self._actors = [actor_class.remote(cfg, factory, environment) for _ in range(cfg.ray.actors)]
+        self._busy = [0] * len(self._actors)
+        self._tokens = itertools.count()
+
+    def model_calls(self) -> dict[str, ModelCallConfig]:
+        return self.local.model_calls()
+
+    async def load_videos(self, sample: Sample, fps: Optional[float] = None) -> RemoteVideos:
+        """Decode on the least busy actor, which then answers the sample."""
+        actor = min(range(len(self._actors)), key=self._busy.__getitem__)
+        token = next(self._tokens)
+        self._busy[actor] += 1
+        try:
+            error = await self._actors[actor].load.remote(token, sample)
+        except BaseException:
+            self._busy[actor] -= 1
+            raise
+        if error is not None:
+            self._busy[actor] -= 1
+            raise error
+        return RemoteVideos(actor, token)
+
+    async def aprocess(
+        self,
+        sample: Sample,
+        mode: Mode,
+        *,
+        index: int = 0,
+        videos: Optional[RemoteVideos] = None,
+        on_stage: Optional[Callable[[str], Any]] = None,
+        meter: Optional[UsageMeter] = None,
+    ) -> SampleResult:
+        if videos is None:  # nothing to decode (no difference to check): any actor
+            actor, token = min(range(len(self._actors)), key=self._busy.__getitem__), None
+            self._busy[actor] += 1
+        else:
+            actor, token = videos.actor, videos.token
+        try:
+            outcome: Outcome = await self._actors[actor].process.remote(token, sample, mode, index)
+        except asyncio.CancelledError:
+            if token is not None:
+                self._actors[actor].forget.remote(token)
+            raise
+        finally:
+            self._busy[actor] -= 1
+        for stage, usage in outcome.usage.items():
+            if meter is not None:
+                meter.record(stage, usage)
+        for stage in outcome.stages:
+            if on_stage is not None:
+                on_stage(stage)
+        if outcome.error is not None:
+            raise outcome.error
+        assert outcome.result is not None
+        return outcome.result
+
+    def clip_stats(self) -> Optional[dict]:
+        """The actors' CLIP work added up (``None`` if none of them needed CLIP)."""
+        stats = [s for s in self._ray.get([a.clip_stats.remote() for a in self._actors]) if s is not None]
+        if not stats:
+            return None
+        return {key: sum(s[key] for s in stats) for key in stats[0]}
+
+    async def aclose(self) -> None:
+        try:
+            await asyncio.gather(*(a.close.remote() for a in self._actors), return_exceptions=True)
+        finally:
+            for actor in self._actors:
+                self._ray.kill(actor)
+            await self.local.aclose()
+            if self._started_ray:
+                self._ray.shutdown()
+
+
+def build_method(cfg: Config, factory: MethodFactory) -> Method:
+    """The method a run drives: ``factory(cfg)`` here, or on Ray actors with ``run.executor: ray``."""
+    if cfg.run.executor == "ray":
+        return RayMethod(cfg, factory)
+    return factory(cfg)

@@ -1,0 +1,275 @@
+"""``viddiff serve --ray ADDRESS``: the comparisons run on a pool of Ray actors, the service stays on the head.
+
+The API, the job store, keys, limits and the event streams stay in the server process (the head): only
+:class:`RayExecutor` knows that the work happens elsewhere. Each :class:`CompareActor` holds the server's
+``VidDiff`` (chat client, cache connection, CLIP model: loaded once per actor, on a GPU of its own with
+``ray.num_gpus: 1``) and runs up to ``serve.workers`` comparisons at once, so its CLIP batches their frames.
+A comparison is a Ray streaming generator: each event (proposal, segmentation, each verdict, the result) is
+sent back the moment the actor yields it, and the head stores and streams it on.
+
+An actor that dies mid-job (killed, out of memory, its machine gone) loses the comparison, not the job: the
+head runs it again on another actor, at least once in all. The re-run's model calls that had been answered
+come from the cache, so it yields the same events; those the head already passed on are not repeated. That
+holds where the actors share the cache file (one machine, or a shared filesystem; see docs/serve.md).
+
+The videos and reports are files under the server's ``--data-dir``: actors on other machines need it
+mounted at the same path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable, Optional, Union
+
+from viddiff.api import CompareEvent, EventView, VidDiff, build_sample
+from viddiff.config import Config
+from viddiff.errors import ViddiffError
+from viddiff.methods.events import Finished
+from viddiff.methods.viddiff import PairRun
+from viddiff.runs.ray_method import cluster_address, endpoint_environment, import_ray
+from viddiff.serve.executor import Emitted, Ended, JobSpec, JobUpdate, OnUpdate, Started, _write_report, failure_message
+
+log = logging.getLogger(__name__)
+MakeVidDiff = Callable[[Config], Callable[[bool], VidDiff]]
+"""``make(cfg)`` gives the server's ``make_vid_diff(pose)`` (``viddiff.serve.command.make_vid_diff_factory``)."""
+
+
+@dataclass(frozen=True)
+class JobFailed:
+    """The comparison itself failed (the actor is fine): the job ends ``failed``."""
+
+    error: str
+    error_type: str
+
+
+ActorItem = Union[CompareEvent, JobFailed]
+
+
+class CompareActor:
+    """The server's ``VidDiff`` on one Ray actor (its body): comparisons in, their events out as they happen."""
+
+    def __init__(self, cfg: Config, make: MakeVidDiff, environment: dict[str, str]):
+        os.environ.update(environment)
+        self._make = make(cfg)
+        self._vid_diffs: dict[bool, VidDiff] = {}
+        self._building = asyncio.Lock()
+
+    async def ready(self) -> int:
+        """Loads the models (CLIP too) before the first job; returns the actor's process id (for logs)."""
+        await self._vid_diff(False)
+        return os.getpid()
+
+    async def compare(self, spec: JobSpec) -> AsyncIterator[ActorItem]:
+        """The comparison's events, each as soon as it is made; a failure of the comparison is the last item."""
+        try:
+            vd = await self._vid_diff(spec.pose)
+            async for event in _comparison_events(vd, spec):
+                yield event
+        except Exception as exc:  # noqa: BLE001 - the job's failure is reported, the actor goes on
+            if not isinstance(exc, ViddiffError):
+                log.exception("job %s failed", spec.job_id)
+            yield JobFailed(failure_message(exc), type(exc).__name__)
+
+    async def close(self) -> None:
+        for vd in self._vid_diffs.values():
+            await vd.aclose()
+
+    async def _vid_diff(self, pose: bool) -> VidDiff:
+        async with self._building:
+            if pose not in self._vid_diffs:
+                self._vid_diffs[pose] = await asyncio.to_thread(self._build, pose)
+            return self._vid_diffs[pose]
+
+    def _build(self, pose: bool) -> VidDiff:
+        vd = self._make(pose)
+        if vd.config.localizer.method == "viterbi":
+            _ = vd.embedder  # CLIP loads now, once
+        return vd
+
+
+async def _comparison_events(vd: VidDiff, spec: JobSpec) -> AsyncIterator[CompareEvent]:
+    """What ``LocalExecutor`` emits for ``spec``: ``VidDiff.aevents`` as app events, the report written first."""
+    sample, mode = build_sample(
+        spec.video_a, spec.video_b, spec.action, differences=spec.differences, n_differences=spec.n_differences
+    )
+    view = EventView(spec.action)
+    events = vd.aevents(sample, mode)
+    async with contextlib.aclosing(events):
+        async for event in events:
+            if isinstance(event, Finished) and spec.report_path:
+                videos = event.videos or await vd.load_videos(sample)
+                await asyncio.to_thread(_write_report, Path(spec.report_path), PairRun(sample, videos, event.result), vd)
+            yield view.convert(event)
+
+
+@dataclass
+class _Passed:
+    """What the head has passed on of one job, so that a re-run on another actor repeats none of it."""
+
+    kinds: set[str] = field(default_factory=set)
+    verdicts: set[str] = field(default_factory=set)
+
+    def is_new(self, event: CompareEvent) -> bool:
+        if event.type == "verdict":
+            key = event.difference.key
+            new = key not in self.verdicts
+            self.verdicts.add(key)
+            return new
+        new = event.type not in self.kinds
+        self.kinds.add(event.type)
+        return new
+
+
+class RayExecutor:
+    """:class:`viddiff.serve.executor.Executor` on ``cfg.ray.actors`` Ray actors, ``cfg.serve.workers`` jobs each."""
+
+    def __init__(self, cfg: Config, make: MakeVidDiff):
+        self._ray = import_ray("viddiff serve --ray")
+        self._cfg = cfg
+        self._make = make
+        self._queue: asyncio.Queue[JobSpec] = asyncio.Queue()
+        self._waiting: set[str] = set()
+        self._running: dict[str, asyncio.Task] = {}
+        self._tasks: list[asyncio.Task] = []
+        self._actors: list[Any] = []
+        self._busy: list[int] = []
+        self._on_update: Optional[OnUpdate] = None
+        self._pids: list[int] = []
+        self._started_ray = False
+        self._stopping = False
+
+    async def start(self, on_update: OnUpdate) -> None:
+        ray, cfg = self._ray, self._cfg
+        self._on_update = on_update
+        if not ray.is_initialized():
+            self._started_ray = True
+            await asyncio.to_thread(ray.init, address=cluster_address(cfg), include_dashboard=False)
+        actor_class = ray.remote(CompareActor).options(
+            num_cpus=cfg.ray.num_cpus, num_gpus=cfg.ray.num_gpus, max_concurrency=cfg.serve.workers + 2
+        )
+        environment = endpoint_environment(cfg)
+        self._actors = [actor_class.remote(cfg, self._make, environment) for _ in range(cfg.ray.actors)]
+        self._busy = [0] * len(self._actors)
+        self._pids = list(await asyncio.gather(*(actor.ready.remote() for actor in self._actors)))
+        log.info("viddiff serve: %d Ray actors ready (pids %s)", len(self._pids), self._pids)
+        workers = cfg.ray.actors * cfg.serve.workers
+        self._tasks = [asyncio.create_task(self._work(), name=f"viddiff-ray-worker-{i}") for i in range(workers)]
+
+    def submit(self, spec: JobSpec) -> None:
+        self._waiting.add(spec.job_id)
+        self._queue.put_nowait(spec)
+
+    async def cancel(self, job_id: str) -> bool:
+        if job_id in self._waiting:
+            self._waiting.discard(job_id)
+            await self._emit(Ended(job_id, "cancelled"))
+            return True
+        task = self._running.get(job_id)
+        if task is None:
+            return False
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(asyncio.wait({task}))
+        return True
+
+    def queued(self) -> int:
+        return len(self._waiting)
+
+    def running(self) -> int:
+        return len(self._running)
+
+    async def shutdown(self) -> None:
+        self._stopping = True
+        for task in [*self._tasks, *self._running.values()]:
+            task.cancel()
+        await asyncio.gather(*self._tasks, *self._running.values(), return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(
+                asyncio.gather(*(a.close.remote() for a in self._actors), return_exceptions=True), timeout=10
+            )
+        for actor in self._actors:
+            self._ray.kill(actor)
+        self._actors = []
+        if self._started_ray:
+            await asyncio.to_thread(self._ray.shutdown)
+
+    async def _emit(self, update: JobUpdate) -> None:
+        assert self._on_update is not None, "start() first"
+        await self._on_update(update)
+
+    async def _work(self) -> None:
+        while True:
+            spec = await self._queue.get()
+            if spec.job_id not in self._waiting:
+                continue  # cancelled while queued
+            self._waiting.discard(spec.job_id)
+            task = asyncio.create_task(self._run(spec), name=f"viddiff-job-{spec.job_id}")
+            self._running[spec.job_id] = task
+            try:
+                await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if not task.done():
+                    task.cancel()
+                    await asyncio.gather(task, return_exceptions=True)
+                    raise
+            finally:
+                self._running.pop(spec.job_id, None)
+
+    async def _run(self, spec: JobSpec) -> None:
+        await self._emit(Started(spec.job_id))
+        passed = _Passed()
+        tried: list[int] = []
+        try:
+            while True:
+                actor = self._least_busy(avoid=tried)
+                tried.append(actor)
+                log.info("job %s runs on Ray actor %d (pid %d)", spec.job_id, actor, self._pids[actor])
+                try:
+                    ended = await self._run_on(actor, spec, passed)
+                except self._ray.exceptions.RayActorError as exc:
+                    if len(tried) > len(self._actors):
+                        raise ViddiffError(
+                            f"the comparison was lost with {len(tried)} Ray actors in turn (the last: {exc}); "
+                            "see the Ray logs (ray.init's session directory) for why they died"
+                        ) from None
+                    log.warning("job %s: Ray actor %d died mid-job (%s); running it on another", spec.job_id, actor,
+                                type(exc).__name__)
+                    continue
+                await self._emit(ended)
+                return
+        except asyncio.CancelledError:
+            if self._stopping:
+                raise
+            await self._emit(Ended(spec.job_id, "cancelled"))
+        except Exception as exc:  # noqa: BLE001 - a job's failure is its own, never the pool's
+            await self._emit(Ended(spec.job_id, "failed", failure_message(exc), type(exc).__name__))
+
+    async def _run_on(self, actor: int, spec: JobSpec, passed: _Passed) -> Ended:
+        """Stream the job's events from ``actor``; raises ``RayActorError`` if the actor dies meanwhile."""
+        self._busy[actor] += 1
+        stream = self._actors[actor].compare.remote(spec)
+        try:
+            async for ref in stream:
+                item: ActorItem = await ref
+                if isinstance(item, JobFailed):
+                    return Ended(spec.job_id, "failed", item.error, item.error_type)
+                if passed.is_new(item):
+                    await self._emit(Emitted(spec.job_id, item))
+        except asyncio.CancelledError:
+            self._ray.cancel(stream)
+            raise
+        finally:
+            self._busy[actor] -= 1
+        if "result" not in passed.kinds:
+            raise ViddiffError(f"the comparison on Ray actor {actor} ended without a result")
+        return Ended(spec.job_id, "done")
+
+    def _least_busy(self, avoid: list[int]) -> int:
+        """The actor with the fewest jobs, preferring one this job has not died on yet."""
+        order = sorted(range(len(self._actors)), key=lambda i: (i in avoid, self._busy[i], i))
+        return order[0]
