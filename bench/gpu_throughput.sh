@@ -13,4 +13,4 @@ export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1 OPENAI_API_KEY=dummy
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 -c "import torch, torchvision, open_clip; print('torch', torch.__version__, 'torchvision', torchvision.__version__, 'open_clip', open_clip.__version__, 'cuda', torch.cuda.is_available())"
 python3 bench/serve_throughput.py --config configs/paper.yaml --device cuda --clip ViT-bigG-14 --precision fp16 \
-    --concurrency 1 4 16 64 --rounds 1.5 "$@" 2>&1 | tee "${OUT:-/tmp}/serve_throughput.txt"
+    --concurrency 1 4 16 64 --rounds 1.5 --threads 64 "$@" 2>&1 | tee "${OUT:-/tmp}/serve_throughput.txt"
