@@ -26,23 +26,25 @@ class Quantity:
     sided: bool = False
     needs_pose: bool = True
     margin: Margin = "length"
+    noise_floor: Optional[str] = "length"
+    """The field of :class:`viddiff.config.PoseNoiseFloorsConfig` holding this quantity's noise floor."""
 
 
 QUANTITIES: dict[str, Quantity] = {
     q.name: q
     for q in (
         Quantity("knee_angle", "°", "angle at the knee between thigh and shin; 180 = straight leg, smaller = more bent "
-                 "(a deeper squat has a smaller minimum knee angle)", sided=True, margin="angle"),
+                 "(a deeper squat has a smaller minimum knee angle)", sided=True, margin="angle", noise_floor="angle_deg"),
         Quantity("hip_angle", "°", "angle at the hip between torso and thigh; 180 = standing straight, smaller = more "
-                 "folded at the hip", sided=True, margin="angle"),
+                 "folded at the hip", sided=True, margin="angle", noise_floor="angle_deg"),
         Quantity("elbow_angle", "°", "angle at the elbow between upper arm and forearm; 180 = straight arm",
-                 sided=True, margin="angle"),
+                 sided=True, margin="angle", noise_floor="angle_deg"),
         Quantity("shoulder_angle", "°", "angle at the shoulder between torso and upper arm; 0 = arm along the body, "
-                 "180 = arm straight overhead", sided=True, margin="angle"),
+                 "180 = arm straight overhead", sided=True, margin="angle", noise_floor="angle_deg"),
         Quantity("ankle_angle", "°", "angle at the ankle between shin and foot; smaller = shin tilted further over "
-                 "the foot", sided=True, margin="angle"),
+                 "the foot", sided=True, margin="angle", noise_floor="angle_deg"),
         Quantity("trunk_lean", "°", "tilt of the torso from vertical; 0 = upright, larger = leaning further (any "
-                 "direction)", margin="angle"),
+                 "direction)", margin="angle", noise_floor="trunk_lean_deg"),
         Quantity("stance_width", "hip widths", "distance between the ankles, in hip widths"),
         Quantity("grip_width", "shoulder widths", "distance between the wrists, in shoulder widths"),
         Quantity("wrist_height", "torso lengths", "height of the wrist above the shoulders (negative = below), in "
@@ -50,9 +52,9 @@ QUANTITIES: dict[str, Quantity] = {
         Quantity("hip_height", "torso lengths", "height of the hips above the ankles, in torso lengths (smaller = "
                  "hips lower, e.g. a deeper squat)"),
         Quantity("speed", "torso lengths/s", "speed of one body part (give body_part), in torso lengths per second",
-                 sided=True, margin="speed"),
+                 sided=True, margin="speed", noise_floor="speed_share"),
         Quantity("duration", "s", "how long the stage (or the whole action) lasts, in seconds; larger = slower "
-                 "tempo; needs no pose", needs_pose=False, margin="duration"),
+                 "tempo; needs no pose", needs_pose=False, margin="duration", noise_floor=None),
     )
 }
 assert set(QUANTITIES) == set(get_args(PoseQuantity)), "the vocabulary and viddiff.schema.PoseQuantity must agree"

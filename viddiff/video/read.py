@@ -131,6 +131,9 @@ class VideoFrames:
     backend: str
     frame_times_s: Optional[np.ndarray] = None
     """Presentation times of a variable-rate source's sampled frames, since the trim start (else ``None``)."""
+    variable_end_s: Optional[float] = None
+    """A variable-rate source's trim end in seconds since the trim start: its last frame's presentation time plus
+    one mean frame interval, whether or not that frame was sampled (else ``None``: see :attr:`end_s`)."""
 
     @property
     def variable_frame_rate(self) -> bool:
@@ -142,6 +145,13 @@ class VideoFrames:
         if self.frame_times_s is not None:
             return self.frame_times_s
         return (self.frame_indices - self.start) / self.fps_original
+
+    @property
+    def end_s(self) -> float:
+        """When the trimmed clip ends, in seconds since its start: the end of its last frame (sampled or not)."""
+        if self.variable_end_s is not None:
+            return self.variable_end_s
+        return (self.end - self.start) / self.fps_original
 
     def at(self, frame_indices: Sequence[int]) -> list[np.ndarray]:
         """The sampled frames with these source frame indices (keyframes are stored by frame index)."""
@@ -244,6 +254,7 @@ class _Plan:
     fps_original: float
     stride: Optional[int]
     frame_times_s: Optional[np.ndarray]
+    end_s: Optional[float] = None
 
 
 def _check_path(path: PathLike) -> Path:
@@ -309,7 +320,10 @@ def _plan(
         "frame" if target_fps is None else f"{1 / target_fps:.3g} s",
     )
     sampled_fps = mean_rate(frame_times) or target_fps or fps
-    return _Plan(start + positions, start, end, sampled_fps, fps, None, frame_times)
+    # The trim's last frame is shown for one mean interval (a container's own last duration is often missing).
+    interval = (trimmed[-1] - trimmed[0]) / (len(trimmed) - 1) if len(trimmed) > 1 else 1.0 / fps
+    end_s = float(trimmed[-1] - trimmed[0] + interval)
+    return _Plan(start + positions, start, end, sampled_fps, fps, None, frame_times, end_s)
 
 
 def _count_plan(path: str, n_frames: int, fps: float, frames_trim: Trim, count: int) -> _Plan:
@@ -471,7 +485,7 @@ def read_video(
         return VideoFrames(
             frames=frames, frame_indices=plan.indices, fps=plan.fps, fps_original=plan.fps_original,
             stride=plan.stride, start=plan.start, end=plan.end, n_frames_source=n_frames,
-            backend=source.backend, frame_times_s=plan.frame_times_s,
+            backend=source.backend, frame_times_s=plan.frame_times_s, variable_end_s=plan.end_s,
         )
     raise AssertionError("unreachable: the last reader either returns or raises")
 
