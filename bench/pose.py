@@ -10,11 +10,13 @@ only with local ONNX files (--rtmpose-det, --rtmpose-pose): its weights cannot b
 Part 2 is bench/stages.py's comparison (two generated 10-s squat clips, 960x720, read at 4 fps, the
 cpu-fast preset, random CLIP weights, a fake model server answering after --latency seconds) once as is and
 once with ``pose.evidence: true`` (after one discarded warm-up comparison, each with a fresh cache), and the
-same on the real clip against its 2/3-speed copy. "pose step" is the time inside the evidence step (mapping
-call and pose estimation), which runs beside the differencer's calls; "pose share" is the extra time of the
-whole comparison over the one without pose (target: at most 50%).
+same on the real clip against its 2/3-speed copy, at the pose defaults (``pose.fps`` 15, a clip of at most
+``pose.native_up_to_frames`` frames at its native rate). "pose step" is the time from the proposal to the
+mapping answer and both videos' keypoints (reading them again at the pose rate and estimating), which runs beside
+the localizer and the differencer's calls; "pose share" is the extra time of the whole comparison over the one
+without pose, measured in the same run (target: at most 100%).
 
-Usage: python bench/pose.py [--clips DIR] [--latency 1.0] [--rtmpose-det F.onnx --rtmpose-pose F.onnx]
+Usage: python bench/pose.py [--clips DIR] [--latency 1.0] [--compare-only] [--rtmpose-det F.onnx --rtmpose-pose F.onnx]
 """
 
 from __future__ import annotations
@@ -114,17 +116,17 @@ def compare_time(videos: tuple[Path, Path], base_url: str, cache: Path, pose: bo
 
     async def run() -> dict[str, float]:
         vd = VidDiff(cfg, embedder=embedder)
-        measure = vd.pose_evidence.measure
+        prepare = vd.pose_evidence.prepare
         spent = {"pose": 0.0}
 
         async def timed(*args, **kwargs):
             start = time.perf_counter()
             try:
-                return await measure(*args, **kwargs)
+                return await prepare(*args, **kwargs)
             finally:
                 spent["pose"] += time.perf_counter() - start
 
-        vd.pose_evidence.measure = timed
+        vd.pose_evidence.prepare = timed
         try:
             start = time.perf_counter()
             await vd.arun_pair(sample, mode)
@@ -162,13 +164,15 @@ def main() -> None:
     parser.add_argument("--rtmpose-det", help="a local YOLOX .onnx for rtmpose")
     parser.add_argument("--rtmpose-pose", help="a local RTMPose-m (192x256) .onnx for rtmpose")
     parser.add_argument("--skip-compare", action="store_true", help="part 1 only")
+    parser.add_argument("--compare-only", action="store_true", help="part 2 only")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     os.environ.setdefault("OPENAI_API_KEY", "dummy")
     clips = CLIPS + (sorted(args.clips.glob("*.mp4")) if args.clips else [])
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        part_one(clips, write_blazepose_task(root / "pose_landmarker_full.task"), args.rtmpose_det, args.rtmpose_pose)
+        if not args.compare_only:
+            part_one(clips, write_blazepose_task(root / "pose_landmarker_full.task"), args.rtmpose_det, args.rtmpose_pose)
         if not args.skip_compare:
             with FakeOpenAIServer(ScriptedModel(), latency_s=args.latency) as server:
                 part_two(args.latency, root, server.base_url)
