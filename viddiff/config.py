@@ -585,6 +585,18 @@ class BlazePoseConfig(_Section):
     """``false``: track the person from frame to frame (faster and steadier); ``true``: every frame on its own."""
     min_detection_confidence: float = Field(default=0.5, ge=0, le=1)
     min_tracking_confidence: float = Field(default=0.5, ge=0, le=1)
+    # Finding everyone in view (docs/pose.md, "People"): the measured person is chosen by ``pose.subject``.
+    max_people: int = Field(default=4, ge=1, le=16)
+    """People looked for in each frame (the Tasks API, frame by frame, with the bundled Full model packed into
+    the cache folder once). ``1``: the single-person tracker of before, which cannot say whether anyone else
+    is in view."""
+    second_look: bool = True
+    """Mask out the people found and search the frame again (the detector often returns one of two people)."""
+    crop_search: bool = True
+    """Search square crops of a frame much wider or taller than square when nobody was found in it, or only
+    people shorter than ``small_person`` of its long side (a 1768×498 frame: 0% of frames → 99%)."""
+    small_person: float = Field(default=0.3, gt=0, le=1)
+    """A person whose body spans less than this share of the frame's long side counts as small."""
 
 
 class RTMPoseConfig(_Section):
@@ -671,7 +683,14 @@ class PoseConfig(_Section):
     smoothing_frames: int = Field(default=3, ge=1)
     """Centred moving average over this many frames (1 = none); gaps stay gaps."""
     fix_side_swaps: bool = True
-    """Relabel frames whose left and right limbs the estimator swapped, from continuity over time."""
+    """Relabel frames whose left and right limbs the estimator swapped, from continuity over time and the way
+    the person faces; frames whose labels still contradict the view are gaps for one-side quantities."""
+    subject: Literal["auto", "largest", "centre", "left", "right"] = "auto"
+    """Who is measured when several people are in view: ``auto`` = largest and nearest the centre over the
+    frames they are seen; ``largest``; ``centre``; ``left`` / ``right`` = leftmost / rightmost in the picture."""
+    view_tolerance_deg: float = Field(default=30.0, gt=0, le=90)
+    """Body angles of two videos are compared only when their camera views (yaw, front and back folded together)
+    differ by at most this; see docs/pose.md "Camera view" for the measurement behind it."""
     alignment: Literal["stages", "dtw"] = "stages"
     """``stages``: each stage mapped linearly onto [0, 1] in both videos; ``dtw``: within each stage, B's curve is
     also warped onto A's by dynamic time warping (the overlay only: statistics are always over real time)."""

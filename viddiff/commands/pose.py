@@ -40,7 +40,7 @@ def cli_pose(args: argparse.Namespace) -> int:
     estimator = build_pose_estimator(pose)
     cache = open_cache(cfg.cache)
     try:
-        track = estimate_track(video, estimator, cache)
+        track = estimate_track(video, estimator, cache, subject=pose.subject)
     finally:
         if cache is not None:
             cache.close()

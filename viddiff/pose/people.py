@@ -1,0 +1,312 @@
+"""Who is measured: the people found in each frame, linked into identities over time, and the subject chosen.
+
+An estimator may find several people per frame (:class:`Person`). They are linked from frame to frame into
+identities by position and body size (:func:`link_identities`): a person may move only so far between two
+samples (``MAX_STEP`` torso lengths plus ``MAX_SPEED`` per second), and keeps their size within ``MAX_SIZE_RATIO``.
+Where two people fit one identity equally well, neither is taken: the frame is an identity gap. One identity
+is then chosen as the subject by a documented rule (:data:`RULES`, ``pose.subject``), and identities that
+continue it after a short loss are joined to it only where nobody else could be the one. A frame where only
+someone else is found is an identity gap, never the subject's body: a single-person estimator jumping to a
+bystander shows up as an identity break, not as a sudden change of pose.
+
+Bone lengths are not used: BlazePose's 3D bone lengths of the two people of the Pose2Sim two-person take differ
+by less (≤ 8%) than one person's own frame-to-frame spread (5–30%), so they cannot tell people apart.
+
+Pure numpy: no estimator, no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import numpy as np
+
+from viddiff.pose.skeleton import INDEX
+from viddiff.schema import SubjectInfo
+
+MAX_STEP = 0.6
+"""Torso lengths anyone may move between two consecutive samples, however close in time (keypoint jitter)."""
+MAX_SPEED = 6.0
+"""Torso lengths per second anyone may move on top of ``MAX_STEP`` (a sprint is about 8 m/s ≈ 15 torso/s, but
+a camera following fast movement keeps the person near the same place in the picture)."""
+MAX_SIZE_RATIO = 1.5
+"""A person's torso may grow or shrink by at most this factor from one sample to the next."""
+AMBIGUITY = 1.5
+"""Two candidates whose link costs are within this factor of each other cannot be told apart."""
+MAX_LOSS_S = 1.0
+"""An identity not seen for longer than this ends; whoever appears later is a new identity (joined to the
+subject only where nobody else fits, :func:`choose_subject`)."""
+KEY_CONFIDENCE = 0.3
+"""Keypoints below this confidence do not place or size a person."""
+SAME_PERSON = 0.35
+"""Two detections whose torso centres are closer than this many torso lengths are one person found twice
+(overlapping crops, or the second look)."""
+RULES: dict[str, str] = {
+    "auto": "the person largest and nearest the centre over the frames they are seen (size × centrality, summed)",
+    "largest": "the largest person over the frames they are seen (torso length, summed)",
+    "centre": "the person nearest the centre of the picture over the frames they are seen (centrality, summed)",
+    "left": "the leftmost person in the picture (median position, among those seen in a quarter of the frames)",
+    "right": "the rightmost person in the picture (median position, among those seen in a quarter of the frames)",
+}
+"""``pose.subject`` values and the rule each stands for, in the words the evidence records."""
+_TORSO = [INDEX[n] for n in ("left_shoulder", "right_shoulder", "left_hip", "right_hip")]
+
+
+@dataclass(frozen=True)
+class Person:
+    """One person found in one frame, in the joints of :data:`viddiff.pose.skeleton.JOINTS`."""
+
+    xy: np.ndarray
+    """(J, 2) pixels of the full frame."""
+    confidence: np.ndarray
+    """(J,) in [0, 1]."""
+    world: Optional[np.ndarray] = None
+    """(J, 3) the estimator's 3D world landmarks (metres, origin between the hips), where it gives them."""
+
+    def shifted(self, dx: float, dy: float) -> "Person":
+        """The same person in a frame whose origin is ``(dx, dy)`` pixels up-left of this one's (crop → frame)."""
+        return Person(xy=self.xy + (dx, dy), confidence=self.confidence, world=self.world)
+
+
+def _sure(person: Person) -> np.ndarray:
+    sure = (person.confidence >= KEY_CONFIDENCE) & np.isfinite(person.xy).all(axis=1)
+    return sure if sure.sum() >= 3 else np.isfinite(person.xy).all(axis=1)
+
+
+def body_box(person: Person) -> tuple[float, float, float, float]:
+    """(left, top, right, bottom) pixels around the person's sure keypoints (all of them if few are sure)."""
+    points = person.xy[_sure(person)]
+    if not len(points):
+        return (0.0, 0.0, 0.0, 0.0)
+    (left, top), (right, bottom) = points.min(axis=0), points.max(axis=0)
+    return float(left), float(top), float(right), float(bottom)
+
+
+def centre(person: Person) -> np.ndarray:
+    """(2,) the torso's centre (the sure shoulders and hips), else the centre of the sure keypoints."""
+    sure = _sure(person)
+    torso = [j for j in _TORSO if sure[j]]
+    points = person.xy[torso] if len(torso) >= 2 else person.xy[sure]
+    return points.mean(axis=0) if len(points) else np.full(2, np.nan)
+
+
+def size(person: Person) -> float:
+    """Torso length in pixels (shoulder centre to hip centre), or a third of the box's long side without one."""
+    xy = person.xy
+    torso = np.linalg.norm((xy[INDEX["left_shoulder"]] + xy[INDEX["right_shoulder"]]) / 2 - (xy[INDEX["left_hip"]] + xy[INDEX["right_hip"]]) / 2)
+    if np.isfinite(torso) and torso > 0 and _sure(person)[_TORSO].sum() >= 3:
+        return float(torso)
+    left, top, right, bottom = body_box(person)
+    return max(right - left, bottom - top) / 3.0
+
+
+def largest_first(people: Sequence[Person]) -> list[Person]:
+    return sorted(people, key=size, reverse=True)
+
+
+def without_duplicates(people: Sequence[Person]) -> list[Person]:
+    """One detection per person: of two whose centres nearly coincide, the more confident is kept."""
+    kept: list[Person] = []
+    for person in sorted(people, key=lambda p: float(np.mean(p.confidence)), reverse=True):
+        c, s = centre(person), size(person)
+        if not all(np.isfinite(c)) or s <= 0:
+            continue
+        if all(np.linalg.norm(c - centre(k)) > SAME_PERSON * max(s, size(k)) for k in kept):
+            kept.append(person)
+    return kept
+
+
+@dataclass
+class _Identity:
+    frames: list[int] = field(default_factory=list)
+    members: list[int] = field(default_factory=list)
+    """Index of this identity's person in each of its frames."""
+    last_centre: np.ndarray = field(default_factory=lambda: np.full(2, np.nan))
+    last_size: float = 0.0
+    last_time: float = 0.0
+
+
+@dataclass(frozen=True)
+class Identities:
+    """People linked over time: ``label[t][i]`` is the identity of person ``i`` of frame ``t``."""
+
+    labels: list[list[int]]
+    count: int
+    ambiguous: np.ndarray
+    """(T,) frames in which some person could not be told apart from another (left unlabelled, -1)."""
+
+
+def link_identities(people: Sequence[Sequence[Person]], times_s: np.ndarray) -> Identities:
+    """Frame-by-frame linking of people to identities (see the module docstring)."""
+    tracks: list[_Identity] = []
+    labels: list[list[int]] = []
+    ambiguous = np.zeros(len(people), dtype=bool)
+    for t, found in enumerate(people):
+        now = float(times_s[t])
+        active = [k for k, tr in enumerate(tracks) if now - tr.last_time <= MAX_LOSS_S]
+        centres = [centre(p) for p in found]
+        sizes = [size(p) for p in found]
+        cost = np.full((len(active), len(found)), np.inf)
+        for a, k in enumerate(active):
+            tr = tracks[k]
+            allowed = MAX_STEP + MAX_SPEED * (now - tr.last_time)
+            for i in range(len(found)):
+                moved = float(np.linalg.norm(centres[i] - tr.last_centre)) / tr.last_size
+                ratio = max(sizes[i], tr.last_size) / max(min(sizes[i], tr.last_size), 1e-9)
+                if moved <= allowed and ratio <= MAX_SIZE_RATIO:
+                    cost[a, i] = moved / allowed + np.log(ratio)
+        label = [-1] * len(found)
+        taken_tracks: set[int] = set()
+        for a, i in sorted(zip(*np.nonzero(np.isfinite(cost))), key=lambda ai: cost[ai]):
+            if a in taken_tracks or label[i] != -1:
+                continue
+            rivals = [cost[a, j] for j in range(len(found)) if j != i and label[j] == -1]
+            rivals += [cost[b, i] for b in range(len(active)) if b != a and b not in taken_tracks]
+            if any(r <= AMBIGUITY * cost[a, i] + 0.05 for r in rivals):
+                ambiguous[t] = True
+                taken_tracks.add(a)
+                label[i] = -2  # seen, but whose it is cannot be said
+                continue
+            taken_tracks.add(a)
+            label[i] = active[a]
+        for i in range(len(found)):
+            if label[i] == -1 and np.isfinite(centres[i]).all() and sizes[i] > 0:
+                tracks.append(_Identity())
+                label[i] = len(tracks) - 1
+            if label[i] >= 0:
+                tr = tracks[label[i]]
+                tr.frames.append(t)
+                tr.members.append(i)
+                tr.last_centre, tr.last_size, tr.last_time = centres[i], sizes[i], now
+        labels.append([max(x, -1) for x in label])
+    return Identities(labels=labels, count=len(tracks), ambiguous=ambiguous)
+
+
+@dataclass(frozen=True)
+class Subject:
+    """The measured person in each frame, and what the evidence says about who it is."""
+
+    member: np.ndarray
+    """(T,) index of the subject among the frame's people (-1: not in this frame)."""
+    identity_gap: np.ndarray
+    """(T,) frames where someone was found but could not be shown to be the subject."""
+    people: np.ndarray
+    """(T,) people found per frame."""
+    info: SubjectInfo
+
+
+def choose_subject(
+    people: Sequence[Sequence[Person]], times_s: np.ndarray, width: int, height: int, rule: str = "auto",
+    *, counted: bool = True,
+) -> Subject:
+    """The subject by ``rule`` (:data:`RULES`), followed over time. ``counted=False``: the estimator looks for one
+    person only, so how many people were in view is unknown (the rule then says so)."""
+    if rule not in RULES:
+        raise ValueError(f"pose.subject={rule!r}: expected one of {', '.join(RULES)}")
+    times_s = np.asarray(times_s, dtype=np.float64)
+    n = len(people)
+    counts = np.array([len(found) for found in people], dtype=np.int64)
+    ids = link_identities(people, times_s)
+    frames_of: dict[int, list[tuple[int, int]]] = {}
+    for t, labels in enumerate(ids.labels):
+        for i, k in enumerate(labels):
+            if k >= 0:
+                frames_of.setdefault(k, []).append((t, i))
+    member = np.full(n, -1, dtype=np.int64)
+    chosen = _best(frames_of, people, width, height, rule)
+    if chosen is not None:
+        for k in _continuations(chosen, frames_of, people, times_s):
+            for t, i in frames_of[k]:
+                member[t] = i
+    identity_gap = (member < 0) & (counts > 0)
+    others = np.maximum(counts - (member >= 0), 0)
+    rows = np.flatnonzero(member >= 0)
+    position = None
+    if len(rows):
+        hips = np.array([(people[t][member[t]].xy[INDEX["left_hip"]] + people[t][member[t]].xy[INDEX["right_hip"]]) / 2 for t in rows])
+        if np.isfinite(hips).all(axis=1).any():
+            x, y = np.nanmedian(hips, axis=0)
+            position = (round(float(np.clip(x / width, 0, 1)), 4), round(float(np.clip(y / height, 0, 1)), 4))
+    words = RULES[rule] if counted else "the one person the estimator follows (it does not look for others)"
+    info = SubjectInfo(
+        people_max=int(counts.max()) if n else 0, frames_with_others=int((others > 0).sum()), rule=words,
+        position=position, identity_gaps=int(identity_gap.sum()),
+    )
+    return Subject(member=member, identity_gap=identity_gap, people=counts, info=info)
+
+
+def _best(frames_of: dict[int, list[tuple[int, int]]], people, width: int, height: int, rule: str) -> Optional[int]:
+    if not frames_of:
+        return None
+    def centrality(p: Person) -> float:
+        """1 at the centre, 0 in a corner: the offset as fractions of the half width and half height (a person at
+        the side of a portrait frame is off-centre, however few pixels that is)."""
+        offset = (centre(p) - (width / 2, height / 2)) / (width / 2, height / 2)
+        return max(0.0, 1.0 - float(np.linalg.norm(offset)) / np.sqrt(2))
+
+    def score(k: int) -> float:
+        persons = [people[t][i] for t, i in frames_of[k]]
+        if rule in ("left", "right"):
+            x = float(np.median([centre(p)[0] for p in persons]))
+            return -x if rule == "left" else x
+        return float(sum(
+            (size(p) / height if rule != "centre" else 1.0) * (centrality(p) if rule != "largest" else 1.0) for p in persons
+        ))
+
+    candidates = list(frames_of)
+    if rule in ("left", "right"):
+        longest = max(len(v) for v in frames_of.values())
+        candidates = [k for k in candidates if len(frames_of[k]) >= longest / 4]
+    return max(candidates, key=score)
+
+
+def _continuations(chosen: int, frames_of: dict[int, list[tuple[int, int]]], people, times_s: np.ndarray) -> list[int]:
+    """The chosen identity and those that continue it after a loss, where exactly one identity could."""
+    joined = [chosen]
+    while True:
+        spans = sorted(t for k in joined for t, _ in frames_of[k])
+        first, last = spans[0], spans[-1]
+        options = []
+        for k, seen in frames_of.items():
+            if k in joined:
+                continue
+            start, end = seen[0][0], seen[-1][0]
+            if last < start <= last + 1 or first - 1 <= end < first:
+                continue  # found in the very next frame yet not linked: a jump, not a loss
+            if start > last:
+                a, b = people[last][_member_at(frames_of, joined, last)], people[start][seen[0][1]]
+                dt = times_s[start] - times_s[last]
+            elif end < first:
+                a, b = people[first][_member_at(frames_of, joined, first)], people[end][seen[-1][1]]
+                dt = times_s[first] - times_s[end]
+            else:
+                continue
+            s = max(size(a), 1e-9)
+            moved = float(np.linalg.norm(centre(a) - centre(b))) / s
+            ratio = max(size(a), size(b)) / max(min(size(a), size(b)), 1e-9)
+            if moved <= MAX_STEP + MAX_SPEED * dt and ratio <= MAX_SIZE_RATIO:
+                options.append((k, start > last))
+        after = [k for k, later in options if later]
+        before = [k for k, later in options if not later]
+        added = False
+        for group in (after, before):
+            if len(group) == 1:
+                joined.append(group[0])
+                added = True
+        if not added:
+            return joined
+
+
+def _member_at(frames_of: dict[int, list[tuple[int, int]]], joined: list[int], t: int) -> int:
+    for k in joined:
+        for frame, i in frames_of[k]:
+            if frame == t:
+                return i
+    raise KeyError(t)
+
+
+__all__ = [
+    "Identities", "Person", "RULES", "Subject", "body_box", "centre", "choose_subject", "largest_first",
+    "link_identities", "size", "without_duplicates",
+]
