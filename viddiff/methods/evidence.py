@@ -11,9 +11,12 @@ calls; :meth:`PoseEvidence.measure` then only does the arithmetic.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from dataclasses import dataclass, field
 from typing import Optional
+
+import numpy as np
 
 from viddiff.backends.chat import ChatModel
 from viddiff.backends.usage import UsageMeter
@@ -27,8 +30,10 @@ from viddiff.pose.mapping import map_differences
 from viddiff.pose.measure import Settings, VideoMeasures, measure
 from viddiff.pose.track import PoseTrack, estimate_track
 from viddiff.pose.sampling import pose_rate
+from viddiff.pose.statistics import inside
+from viddiff.pose.view import comparable_views, estimate_view
 from viddiff.pose.vocabulary import QUANTITIES
-from viddiff.schema import Evidence, MeasurementSpec, Proposal, Sample, VideoRef
+from viddiff.schema import CameraView, Evidence, MeasurementSpec, Proposal, Sample, VideoRef
 from viddiff.video import VideoFrames, probe_video, read_video_ref, resolve_trim
 
 NO_MEASUREMENT = "no measurement fits this difference"
@@ -126,11 +131,14 @@ class PoseEvidence:
             for track in (ready.tracks or (None, None))
         ]
         label = ready.tracks[0].estimator if ready.tracks else None
+        tracks = ready.tracks or (None, None)
+        subjects = [track.subject_info(kin) if track is not None else None for track, kin in zip(tracks, kinematics)]
         keyframes = {k.key: k for k in localization.keyframes}
         settings = Settings(
             min_coverage=cfg.min_coverage, min_frames=cfg.min_frames, min_seconds=cfg.min_seconds,
             robust_window_s=cfg.robust_window_s, smoothing_frames=cfg.smoothing_frames,
             noise_floors=cfg.noise_floors.model_dump(), alignment=cfg.alignment,
+            views_differ=functools.partial(_views_differ, tolerance_deg=cfg.view_tolerance_deg),
         )
         stage_names = [s.name for s in proposal.stages]
         evidence = []
@@ -139,14 +147,15 @@ class PoseEvidence:
             if spec is None:
                 continue
             kf = keyframes.get(diff.key)
-            sides = [
-                VideoMeasures(
-                    windows=stage_windows(segmentation.spans, video.times_s, video.end_s),
-                    frame_indices=video.frame_indices, times_s=video.times_s, kinematics=kin,
+            sides = []
+            for i, (segmentation, video, track, kin) in enumerate(zip(localization.segmentations, videos, tracks, kinematics)):
+                windows = stage_windows(segmentation.spans, video.times_s, video.end_s)
+                view = _view(track, windows, spec) if track is not None and QUANTITIES[spec.quantity].needs_pose else None
+                sides.append(VideoMeasures(
+                    windows=windows, frame_indices=video.frame_indices, times_s=video.times_s, kinematics=kin,
                     keyframes=None if kf is None else (kf.a, kf.b)[i], frame_step_s=1.0 / video.fps_original,
-                )
-                for i, (segmentation, video, kin) in enumerate(zip(localization.segmentations, videos, kinematics))
-            ]
+                    view=view, subject=subjects[i] if view is not None else None,
+                ))
             evidence.append(measure(diff.key, spec, *sides, stage_names, estimator=label, settings=settings))
         absent = {d.key: ready.absent.get(d.key, NO_MEASUREMENT) for d in proposal.differences if d.key not in ready.specs}
         return PoseMeasurements(evidence=evidence, absent=absent)
@@ -173,6 +182,17 @@ class PoseEvidence:
         """Both videos' keypoints; one estimate at a time (a CPU-bound model, and a tracker's state per video)."""
         estimator = self.estimator()
         with self._lock:
-            track_a = estimate_track(videos[0], estimator, self.cache)
-            track_b = track_a if videos[1] is videos[0] else estimate_track(videos[1], estimator, self.cache)
+            subject = self.config.pose.subject
+            track_a = estimate_track(videos[0], estimator, self.cache, subject)
+            track_b = track_a if videos[1] is videos[0] else estimate_track(videos[1], estimator, self.cache, subject)
         return track_a, track_b
+
+
+def _view(track: PoseTrack, windows: np.ndarray, spec: MeasurementSpec) -> CameraView:
+    """The camera's view of the body over the pose frames of the measured stage (or the whole action)."""
+    start, end = (windows[0, 0], windows[-1, 1]) if spec.stage is None else windows[spec.stage]
+    return estimate_view(track, inside(track.times_s, float(start), float(end)))
+
+
+def _views_differ(a: CameraView, b: CameraView, *, tolerance_deg: float) -> Optional[str]:
+    return comparable_views(a, b, tolerance_deg)
