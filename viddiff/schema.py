@@ -344,7 +344,8 @@ class EvidenceInterval(_Model):
     sampling: float = 0.0
     """Where the sampled frames may miss the true extreme (or a duration's end) between two frames."""
     boundaries: float = 0.0
-    """How much the value moves when the stage's boundaries move by half a segmentation step."""
+    """How much the value moves when a stage boundary moves back by one segmentation step (the change of stage
+    happened somewhere after the frame before the first frame labelled with the stage)."""
     noise_floor: float = 0.0
     """The estimator's noise floor for the quantity (``pose.noise_floors``, measured on real video)."""
     frames: int = 0

@@ -60,7 +60,7 @@ def test_minimum_knee_angle_in_a_stage_with_its_interval_frames_and_seconds() ->
     assert interval.frames == 12 and interval.seconds == pytest.approx(0.4) and len(evidence.frames_a) == 12
     assert interval.boundaries == 0  # the minimum lies well inside the stage
     start = measure("0", spec(statistic="start", stage=1), video(dense(SQUAT_A)), video(dense(SQUAT_B)), STAGES, estimator="f", settings=SETTINGS)
-    assert start.interval_a.boundaries > 1  # the stage's start is only known to half a segmentation step
+    assert start.interval_a.boundaries > 1  # the stage may have begun up to one segmentation step earlier
     assert interval.half_width == pytest.approx(np.sqrt(interval.frame_noise**2 + interval.sampling**2 + interval.boundaries**2), abs=1e-3)
     assert 0.8 < interval.at_s < 1.0 and 2.0 < interval.at_stage_time < 3.0
     letter, why = decide(evidence, MARGINS)

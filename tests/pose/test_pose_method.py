@@ -133,3 +133,17 @@ def test_tempo_is_read_from_presentation_times_in_cfr_and_vfr_files(
     assert slower.interval_b.half_width < 0.02 * slower.value_b  # the clip's ends are known to a frame
     expected = ("b", "a") if factor > 1 else ("c", "c")
     assert tuple(p.prediction for p in result.predictions) == expected
+
+
+def test_two_camera_views_of_one_take_never_get_a_or_b_on_body_angles(
+    scripted_server, pose_cache: Path, clip_h264: Path, clip_vp9: Path, key_env
+) -> None:
+    """cam01 and cam02 film the same take from two sides: a 2D angle differs between them by more than any margin,
+    so each angle or width statement is not comparable (with both views recorded) or within noise, never a/b."""
+    shape = [s for s in MEASURABLE if not {"slower", "faster"} & set(s.split())]
+    result = run(pose_config(scripted_server, pose_cache), clip_h264, clip_vp9, shape)
+    assert all(p.prediction in ("c", None) for p in result.predictions), [(p.description, p.prediction) for p in result.predictions]
+    for e in result.evidence:
+        assert e.view_a is not None and e.view_b is not None and e.subject_a is not None
+        if e.status == "not_comparable":
+            assert e.reason.startswith("A filmed from") and e.value_a is not None, e.reason

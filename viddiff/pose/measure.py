@@ -244,12 +244,11 @@ def _interval(
     if reading.value is None:
         return None
     boundaries = 0.0
-    shift = _step(video.times_s) / 2
+    step = _step(video.times_s)
     start, end = _window(video.windows, spec.stage)
     inner_start, inner_end = _inner_edges(video.windows, spec.stage)
-    for moved in ([(start - shift, end), (start + shift, end)] if inner_start else []) + (
-        [(start, end - shift), (start, end + shift)] if inner_end else []
-    ):
+    # A stage starts at the first segmented frame labelled with it: the change happened after the frame before.
+    for moved in ([(start - step, end)] if inner_start else []) + ([(start, end - step)] if inner_end else []):
         other = _reading(spec.statistic, times, series, raw, video, *moved, settings)
         if other.value is not None:
             boundaries = max(boundaries, abs(other.value - reading.value))

@@ -84,7 +84,7 @@ def write_run_outputs(
         if not report and not drawable:
             continue
         shown = variant(sample)
-        videos, notes = _read_videos(shown, cfg, result.method)
+        videos, notes = _read_videos(shown, cfg)
         if visuals and drawable and videos is not None:
             from viddiff.report.figures import save_sample_visuals
 
@@ -155,14 +155,13 @@ def _key(item: tuple[int, Sample]) -> tuple[int, str]:
 
 
 def _read_videos(
-    sample: Sample, cfg: Config, method: str = "viddiff"
+    sample: Sample, cfg: Config
 ) -> tuple[Optional[tuple[VideoFrames, ...]], list[str]]:
-    """The sample's videos at the fps the method used (a task's own rate, where it has one; the ``pose``
-    method's is ``pose.fps`` when set); a video that became unreadable leaves the page without frames."""
+    """The sample's videos at the fps the method used (a task's own rate, where it has one; the ``pose`` method
+    segments the same frames, and estimates its pose on its own); a video that became unreadable leaves the page
+    without frames."""
     task_fps = sample.task.fps if sample.task is not None else None
     fps = cfg.data.fps_by_domain.get(sample.domain, task_fps or cfg.data.default_fps)
-    if method == "pose" and cfg.pose.fps:
-        fps = cfg.pose.fps
     try:
         videos = tuple(read_video_ref(ref, fps, cfg.data.max_side, cfg.data.video_backend) for ref in sample.videos)
     except VideoError as exc:
