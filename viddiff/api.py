@@ -141,7 +141,9 @@ class EventView:
             assert self._proposal is not None, "a verdict comes after the proposal"
             key = event.prediction.key
             return VerdictEvent(
-                difference=difference_result(event.prediction, self._proposal, self._keyframes.get(key), event.evidence)
+                difference=difference_result(
+                    event.prediction, self._proposal, self._keyframes.get(key), event.evidence, event.evidence_absent
+                )
             )
         return ResultEvent(result=to_comparison(event.result, self.action))
 

@@ -52,7 +52,7 @@ def dataset(tmp_path: Path, clip_h264: Path, slowed_clip: Path) -> Path:
 def sets(scripted_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
     items = offline_overrides(scripted_server.base_url, str(tmp_path / "cache.sqlite"))
-    items += ["localizer.method=uniform", "pose.fps=20"]
+    items += ["localizer.method=uniform", "pose.fps=20", "pose.native_up_to_frames=40"]  # 34-50 pose frames a clip
     return [x for item in items for x in ("--set", item)]
 
 
@@ -156,7 +156,7 @@ def test_json_lines_verdicts_carry_the_evidence_measured_before_them(
     final = {d["key"]: d for d in events[-1]["result"]["differences"]}
     assert final["0"]["evidence"]["status"] == "measured" and final["1"]["evidence"] is None
     for verdict in (e["difference"] for e in events[2:4]):
-        expected = final[verdict["key"]] if in_prompt else {**final[verdict["key"]], "evidence": None}
+        expected = final[verdict["key"]] if in_prompt else {**final[verdict["key"]], "evidence": None, "evidence_absent": None}
         assert verdict == expected
 
 

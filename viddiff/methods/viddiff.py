@@ -271,13 +271,13 @@ class VidDiffMethod:
         # Measured context for the prompts must come first; evidence only for the results runs beside the judging.
         measuring = asyncio.ensure_future(self._evidence(sample, proposal, localization, videos, meter, preparing))
         try:
-            (evidence_first, _), measured = await measuring if self.config.differencer.pose_evidence else (([], {}), {})
+            (evidence_first, absent_first), measured = await measuring if self.config.differencer.pose_evidence else (([], {}), {})
             known = {e.key: e for e in evidence_first}
             verdicts = self._verdicts(sample, mode, proposal, localization, videos, meter, measured)
             async with contextlib.aclosing(verdicts):
                 async for prediction in verdicts:
                     predictions[prediction.key] = prediction
-                    yield Judged(prediction, evidence=known.get(prediction.key))
+                    yield Judged(prediction, evidence=known.get(prediction.key), evidence_absent=absent_first.get(prediction.key))
             (evidence, absent), _ = await measuring
         finally:
             await _cancelled(measuring)
