@@ -105,9 +105,12 @@ def part_one(clips: list[Path], task: Path, det: Optional[str], pose: Optional[s
         print("rtmpose: not run (its weights come from download.openmmlab.com on first use; give --rtmpose-det/--rtmpose-pose)")
 
 
-def compare_time(videos: tuple[Path, Path], base_url: str, cache: Path, pose: bool, stages) -> dict[str, float]:
+def compare_time(
+    videos: tuple[Path, Path], base_url: str, cache: Path, pose: bool, stages, pose_fps: Optional[float] = None
+) -> dict[str, float]:
     overrides = [f"endpoints.default.base_url={base_url}", "localizer.clip.pretrained=null", "localizer.clip.device=cpu",
                  f"cache.path={cache}", f"pose.evidence={str(pose).lower()}"]
+    overrides += [f"pose.fps={pose_fps}"] if pose_fps else []
     cfg = load_config(ROOT / "configs" / "cpu-fast.yaml", overrides)
     embedder = stages.TimedEmbedder(cfg.localizer.clip)
     embedder.embed_images(np.zeros((1, 8, 8, 3), np.uint8))  # model built outside the comparison
@@ -137,24 +140,28 @@ def compare_time(videos: tuple[Path, Path], base_url: str, cache: Path, pose: bo
     return asyncio.run(run())
 
 
-def part_two(latency: float, root: Path, base_url: str) -> None:
+def part_two(latency: float, root: Path, base_url: str, pose_rates: list[float], real_too: bool) -> None:
     stages = _stages_module()
     params = stages.sample_pair(stages.ACTIONS[0], np.random.default_rng(0))
     synthetic = (root / "a.mp4", root / "b.mp4")
     for i, (path, p) in enumerate(zip(synthetic, params)):
         stages.write_clip(path, p, seed=i)
-    real = CLIPS[0]
-    slowed = write_video(root / "slowed.mp4", read_video(real).frames, fps=40, options={"crf": "18"})
-    print(f"\nPart 2: viddiff compare, cpu-fast preset, 3 statements, {latency:.1f} s per model call, at 4 fps")
-    print(f"{'videos':<44} {'without pose':>13} {'with pose':>10} {'pose step':>10} {'pose share':>11}")
-    for label, videos in (("bench/stages.py's two 10-s synthetic squats", synthetic),
-                          ("real clip vs its 2/3-speed copy (1.7 s, 2.5 s)", (real, slowed))):
+    pairs = [("bench/stages.py's two 10-s synthetic squats", synthetic)]
+    if real_too:
+        real = CLIPS[0]
+        slowed = write_video(root / "slowed.mp4", read_video(real).frames, fps=40, options={"crf": "18"})
+        pairs.append(("real clip vs its 2/3-speed copy (1.7 s, 2.5 s)", (real, slowed)))
+    print(f"\nPart 2: viddiff compare, cpu-fast preset, 3 statements, {latency:.1f} s per model call, CLIP at 4 fps")
+    print(f"{'videos':<44} {'pose.fps':>8} {'without pose':>13} {'with pose':>10} {'pose step':>10} {'pose share':>11}")
+    for label, videos in pairs:
         tag = label.split()[0]
         compare_time(videos, base_url, root / f"{tag}-warm-up.sqlite", True, stages)  # one-time imports and set-up
         plain = compare_time(videos, base_url, root / f"{tag}-plain.sqlite", False, stages)
-        posed = compare_time(videos, base_url, root / f"{tag}-pose.sqlite", True, stages)
-        share = (posed["whole"] - plain["whole"]) / plain["whole"]
-        print(f"{label:<44} {plain['whole']:>12.1f}s {posed['whole']:>9.1f}s {posed['pose']:>9.1f}s {share:>10.0%}", flush=True)
+        for rate in pose_rates:
+            posed = compare_time(videos, base_url, root / f"{tag}-pose-{rate}.sqlite", True, stages, rate)
+            share = (posed["whole"] - plain["whole"]) / plain["whole"]
+            print(f"{label:<44} {rate:>8g} {plain['whole']:>12.1f}s {posed['whole']:>9.1f}s {posed['pose']:>9.1f}s "
+                  f"{share:>10.0%}", flush=True)
 
 
 def main() -> None:
@@ -165,6 +172,8 @@ def main() -> None:
     parser.add_argument("--rtmpose-pose", help="a local RTMPose-m (192x256) .onnx for rtmpose")
     parser.add_argument("--skip-compare", action="store_true", help="part 1 only")
     parser.add_argument("--compare-only", action="store_true", help="part 2 only")
+    parser.add_argument("--pose-fps", type=float, nargs="+", default=[15.0], help="pose.fps values to time (part 2)")
+    parser.add_argument("--synthetic-only", action="store_true", help="part 2 on the synthetic pair only")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     os.environ.setdefault("OPENAI_API_KEY", "dummy")
@@ -175,7 +184,7 @@ def main() -> None:
             part_one(clips, write_blazepose_task(root / "pose_landmarker_full.task"), args.rtmpose_det, args.rtmpose_pose)
         if not args.skip_compare:
             with FakeOpenAIServer(ScriptedModel(), latency_s=args.latency) as server:
-                part_two(args.latency, root, server.base_url)
+                part_two(args.latency, root, server.base_url, args.pose_fps, not args.synthetic_only)
 
 
 if __name__ == "__main__":

@@ -640,16 +640,33 @@ class PoseMarginsConfig(_Section):
 
 class PoseNoiseFloorsConfig(_Section):
     """The estimator's own noise per quantity: how far one value moves when only the way the same movement reaches
-    the estimator changes (re-encoding, size, padding, rotation metadata). A ± half-width per measured value, added
-    to every interval. Defaults: docs/pose.md, "Uncertainty" (where each number comes from)."""
+    the estimator changes. A ± half-width per measured value, added to every interval. Defaults: the 95th
+    percentile of |statistic(copy) − statistic(clip)| over real clips and their re-encoded, resized, padded,
+    rotated, slowed (CFR and VFR) copies (``bench/pose_noise.py``, docs/pose.md "Noise floors and verdicts"),
+    divided by √2 (each of A and B carries half the variance of their difference)."""
 
-    angle_deg: float = Field(default=3.0, ge=0)
-    """Joint angles (knees, hips, elbows, shoulders, ankles), degrees."""
-    trunk_lean_deg: float = Field(default=2.0, ge=0)
-    length: float = Field(default=0.05, ge=0)
-    """Widths and heights, body units."""
-    speed_share: float = Field(default=0.1, ge=0)
-    """Keypoint speeds, as a share of the value."""
+    knee_angle: float = Field(default=5.7, ge=0)
+    """Degrees (the pair floor 8°)."""
+    hip_angle: float = Field(default=4.9, ge=0)
+    """Degrees (7°)."""
+    elbow_angle: float = Field(default=10.6, ge=0)
+    """Degrees (15°; 24° counting mirrored and reversed copies)."""
+    shoulder_angle: float = Field(default=5.7, ge=0)
+    """Degrees (8°)."""
+    ankle_angle: float = Field(default=8.5, ge=0)
+    """Degrees (12°)."""
+    trunk_lean: float = Field(default=1.8, ge=0)
+    """Degrees (2.5°)."""
+    stance_width: float = Field(default=0.28, ge=0)
+    """Hip widths (0.4)."""
+    grip_width: float = Field(default=0.42, ge=0)
+    """Shoulder widths (0.6)."""
+    wrist_height: float = Field(default=0.071, ge=0)
+    """Torso lengths (0.1)."""
+    hip_height: float = Field(default=0.028, ge=0)
+    """Torso lengths (0.04)."""
+    speed: float = Field(default=0.26, ge=0)
+    """Share of the value (the pair floor: a ratio of ×1.45)."""
 
 
 class PoseConfig(_Section):
@@ -671,7 +688,7 @@ class PoseConfig(_Section):
     """Keypoints below this confidence are gaps, never values."""
     min_coverage: float = Field(default=0.5, gt=0, le=1)
     """Share of a stage's frames that must give a value; below it the measurement is uncertain and has no number."""
-    min_frames: int = Field(default=5, ge=1)
+    min_frames: int = Field(default=10, ge=1)
     """A statistic resting on fewer pose frames (in either video) is uncertain and has no number."""
     min_seconds: float = Field(default=0.2, ge=0)
     """... or on frames covering less time than this, in seconds."""

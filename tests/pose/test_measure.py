@@ -121,7 +121,7 @@ def test_within_noise_is_c_and_says_so_below_the_margin_is_c_and_beyond_both_is_
     noisy = video(knees + rng.normal(0, 4.0, len(knees)))
     shifted = video(knees + 6 + rng.normal(0, 4.0, len(knees)))
     mean = spec(statistic="mean", stage=None)
-    noisy_e = measure("0", mean, noisy, shifted, STAGES, estimator="f", settings=Settings(smoothing_frames=1, noise_floors={"angle_deg": 5.0}))
+    noisy_e = measure("0", mean, noisy, shifted, STAGES, estimator="f", settings=Settings(smoothing_frames=1, noise_floors={"knee_angle": 5.0}))
     letter, why = decide(noisy_e, MARGINS)
     assert letter == "c" and "within measurement noise (±" in why
     close = measure("0", mean, video(knees), video(knees + 3), STAGES, estimator="f", settings=SETTINGS)
@@ -135,7 +135,7 @@ def test_within_noise_is_c_and_says_so_below_the_margin_is_c_and_beyond_both_is_
 def test_the_noise_floor_widens_every_interval() -> None:
     a, b = video(dense(SQUAT_A)), video(dense(SQUAT_A) + 8)
     plain = measure("0", spec(stage=None), a, b, STAGES, estimator="f", settings=SETTINGS)
-    floored = measure("0", spec(stage=None), a, b, STAGES, estimator="f", settings=Settings(smoothing_frames=1, noise_floors={"angle_deg": 6.0}))
+    floored = measure("0", spec(stage=None), a, b, STAGES, estimator="f", settings=Settings(smoothing_frames=1, noise_floors={"knee_angle": 6.0}))
     assert floored.interval_a.noise_floor == 6.0 and floored.interval_a.half_width >= 6.0 > plain.interval_a.half_width
     assert decide(plain, MARGINS)[0] is not None and decide(plain, MARGINS)[0] != "c"
     assert decide(floored, MARGINS)[0] == "c"  # 8° against ±8.5° combined: within noise

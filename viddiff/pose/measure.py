@@ -54,7 +54,7 @@ class VideoMeasures:
 @dataclass(frozen=True)
 class Settings:
     min_coverage: float = 0.5
-    min_frames: int = 5
+    min_frames: int = 10
     min_seconds: float = 0.2
     robust_window_s: float = 0.15
     smoothing_frames: int = 3
@@ -89,7 +89,7 @@ def measure(
         raise ValueError(f"measurement {spec.quantity} needs the pose of both videos")
     names = series_names(spec)
     where = f"'{stage_name}'" if stage_name else "the action"
-    floor = settings.noise_floors.get(quantity.noise_floor or "", 0.0)
+    floor = settings.noise_floors.get(spec.quantity, 0.0)
     readings, problems, curves, points = [], [], [], []
     for which, video in zip("AB", (a, b)):
         kin = video.kinematics
@@ -252,7 +252,7 @@ def _interval(
         other = _reading(spec.statistic, times, series, raw, video, *moved, settings)
         if other.value is not None:
             boundaries = max(boundaries, abs(other.value - reading.value))
-    if QUANTITIES[spec.quantity].noise_floor == "speed_share":
+    if QUANTITIES[spec.quantity].relative_floor:
         floor = floor * abs(reading.value)
     parts = (reading.frame_noise, reading.sampling, boundaries, floor)
     at = None if reading.at_s is None else float(stage_time(np.array([reading.at_s]), video.windows)[0])

@@ -26,25 +26,26 @@ class Quantity:
     sided: bool = False
     needs_pose: bool = True
     margin: Margin = "length"
-    noise_floor: Optional[str] = "length"
-    """The field of :class:`viddiff.config.PoseNoiseFloorsConfig` holding this quantity's noise floor."""
+    relative_floor: bool = False
+    """Its noise floor (:class:`viddiff.config.PoseNoiseFloorsConfig`, by the quantity's name) is a share of the
+    value rather than an absolute amount."""
 
 
 QUANTITIES: dict[str, Quantity] = {
     q.name: q
     for q in (
         Quantity("knee_angle", "°", "angle at the knee between thigh and shin; 180 = straight leg, smaller = more bent "
-                 "(a deeper squat has a smaller minimum knee angle)", sided=True, margin="angle", noise_floor="angle_deg"),
+                 "(a deeper squat has a smaller minimum knee angle)", sided=True, margin="angle"),
         Quantity("hip_angle", "°", "angle at the hip between torso and thigh; 180 = standing straight, smaller = more "
-                 "folded at the hip", sided=True, margin="angle", noise_floor="angle_deg"),
+                 "folded at the hip", sided=True, margin="angle"),
         Quantity("elbow_angle", "°", "angle at the elbow between upper arm and forearm; 180 = straight arm",
-                 sided=True, margin="angle", noise_floor="angle_deg"),
+                 sided=True, margin="angle"),
         Quantity("shoulder_angle", "°", "angle at the shoulder between torso and upper arm; 0 = arm along the body, "
-                 "180 = arm straight overhead", sided=True, margin="angle", noise_floor="angle_deg"),
+                 "180 = arm straight overhead", sided=True, margin="angle"),
         Quantity("ankle_angle", "°", "angle at the ankle between shin and foot; smaller = shin tilted further over "
-                 "the foot", sided=True, margin="angle", noise_floor="angle_deg"),
+                 "the foot", sided=True, margin="angle"),
         Quantity("trunk_lean", "°", "tilt of the torso from vertical; 0 = upright, larger = leaning further (any "
-                 "direction)", margin="angle", noise_floor="trunk_lean_deg"),
+                 "direction)", margin="angle"),
         Quantity("stance_width", "hip widths", "distance between the ankles, in hip widths"),
         Quantity("grip_width", "shoulder widths", "distance between the wrists, in shoulder widths"),
         Quantity("wrist_height", "torso lengths", "height of the wrist above the shoulders (negative = below), in "
@@ -52,9 +53,9 @@ QUANTITIES: dict[str, Quantity] = {
         Quantity("hip_height", "torso lengths", "height of the hips above the ankles, in torso lengths (smaller = "
                  "hips lower, e.g. a deeper squat)"),
         Quantity("speed", "torso lengths/s", "speed of one body part (give body_part), in torso lengths per second",
-                 sided=True, margin="speed", noise_floor="speed_share"),
+                 sided=True, margin="speed", relative_floor=True),
         Quantity("duration", "s", "how long the stage (or the whole action) lasts, in seconds; larger = slower "
-                 "tempo; needs no pose", needs_pose=False, margin="duration", noise_floor=None),
+                 "tempo; needs no pose", needs_pose=False, margin="duration"),
     )
 }
 assert set(QUANTITIES) == set(get_args(PoseQuantity)), "the vocabulary and viddiff.schema.PoseQuantity must agree"
