@@ -14,7 +14,8 @@ same on the real clip against its 2/3-speed copy, at the pose defaults (``pose.f
 ``pose.native_up_to_frames`` frames at its native rate). "pose step" is the time from the proposal to the
 mapping answer and both videos' keypoints (reading them again at the pose rate and estimating), which runs beside
 the localizer and the differencer's calls; "pose share" is the extra time of the whole comparison over the one
-without pose, measured in the same run (target: at most 100%).
+without pose, measured in the same run (target: at most 100%); the CPU seconds of the process tell what the
+pose costs when the machine is shared (wall times then stretch with the other load).
 
 Usage: python bench/pose.py [--clips DIR] [--latency 1.0] [--compare-only] [--rtmpose-det F.onnx --rtmpose-pose F.onnx]
 """
@@ -131,9 +132,9 @@ def compare_time(
 
         vd.pose_evidence.prepare = timed
         try:
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             await vd.arun_pair(sample, mode)
-            return {"whole": time.perf_counter() - start, "pose": spent["pose"]}
+            return {"whole": time.perf_counter() - start, "pose": spent["pose"], "cpu": time.process_time() - cpu}
         finally:
             await vd.aclose()
 
@@ -152,7 +153,8 @@ def part_two(latency: float, root: Path, base_url: str, pose_rates: list[float],
         slowed = write_video(root / "slowed.mp4", read_video(real).frames, fps=40, options={"crf": "18"})
         pairs.append(("real clip vs its 2/3-speed copy (1.7 s, 2.5 s)", (real, slowed)))
     print(f"\nPart 2: viddiff compare, cpu-fast preset, 3 statements, {latency:.1f} s per model call, CLIP at 4 fps")
-    print(f"{'videos':<44} {'pose.fps':>8} {'without pose':>13} {'with pose':>10} {'pose step':>10} {'pose share':>11}")
+    print(f"{'videos':<44} {'pose.fps':>8} {'without pose':>13} {'with pose':>10} {'pose step':>10} {'pose share':>11} "
+          f"{'CPU s without/with':>19}")
     for label, videos in pairs:
         tag = label.split()[0]
         compare_time(videos, base_url, root / f"{tag}-warm-up.sqlite", True, stages)  # one-time imports and set-up
@@ -161,7 +163,7 @@ def part_two(latency: float, root: Path, base_url: str, pose_rates: list[float],
             posed = compare_time(videos, base_url, root / f"{tag}-pose-{rate}.sqlite", True, stages, rate)
             share = (posed["whole"] - plain["whole"]) / plain["whole"]
             print(f"{label:<44} {rate:>8g} {plain['whole']:>12.1f}s {posed['whole']:>9.1f}s {posed['pose']:>9.1f}s "
-                  f"{share:>10.0%}", flush=True)
+                  f"{share:>10.0%} {plain['cpu']:>9.1f}/{posed['cpu']:.1f}", flush=True)
 
 
 def main() -> None:
