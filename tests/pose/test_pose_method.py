@@ -147,3 +147,54 @@ def test_two_camera_views_of_one_take_never_get_a_or_b_on_body_angles(
         assert e.view_a is not None and e.view_b is not None and e.subject_a is not None
         if e.status == "not_comparable":
             assert e.reason.startswith("A filmed from") and e.value_a is not None, e.reason
+
+
+def test_the_pose_is_estimated_while_the_differencer_answers_are_awaited(tmp_path: Path, clip_h264: Path, key_env) -> None:
+    """``pose.evidence``: the keypoints are estimated while every differencer call is still held at the server
+    (pose begins once the proposal is known, beside the localizer and the judging, not after them)."""
+    import threading
+
+    from viddiff.api import VidDiff
+    from viddiff.plugins import POSE_ESTIMATORS
+    from viddiff.pose.estimators import empty_keypoints
+    from viddiff.pose.skeleton import JOINTS
+    from viddiff.testing.responders import Gate, ScriptedModel
+
+    estimated = threading.Event()
+
+    class Nobody:
+        name = "test-nobody"
+
+        def settings(self) -> dict:
+            return {}
+
+        def estimate(self, frames, times_s):
+            estimated.set()
+            return empty_keypoints(len(frames), len(JOINTS))
+
+    POSE_ESTIMATORS.register("test-nobody", lambda cfg: Nobody())
+    gate = Gate(ScriptedModel(), lambda req: "Statement:" in req.text, timeout_s=60)
+    with FakeOpenAIServer(gate) as server:
+        cfg = pose_config(server, tmp_path / "cache.sqlite", "pose.evidence=true", "pose.estimator=test-nobody")
+        sample, mode = build_sample(clip_h264, clip_h264, "a person moving in a lab", differences=["the knees are straighter"])
+        outcome: dict = {}
+
+        def compare() -> None:
+            async def go():
+                vd = VidDiff(cfg)
+                try:
+                    return await vd.aprocess(sample, mode)
+                finally:
+                    await vd.aclose()
+
+            outcome["result"] = asyncio.run(go())
+
+        worker = threading.Thread(target=compare)
+        worker.start()
+        assert estimated.wait(60), "the pose was not estimated while the differencer's answer was held"
+        held = gate.arrived
+        gate.open()
+        worker.join(60)
+    assert held >= 1 and gate.timed_out == 0  # the differencer call was waiting when the pose was estimated
+    evidence = outcome["result"].evidence[0]
+    assert evidence.status == "uncertain" and "no person was found" in evidence.reason
