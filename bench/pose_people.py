@@ -8,7 +8,8 @@ CLIPS_DIR holds the wheels' folders: ``Pose2Sim/Demo_SinglePerson/videos/cam0{1.
 
 - people found per frame on the two-person clips, and the cost per frame, per detection method;
 - the wide frame: two 884×498 copies of the Sports2D demo side by side (1768×498), people found in each half;
-- identity: the single-person tracker's breaks caught as identity gaps on the two-person clips;
+- identity: the single-person tracker's breaks caught as identity gaps on the two-person clips and the
+  Sports2D demo, and trunk-lean jumps (> 20° between samples) left in the measured series;
 - camera views of the four synchronised single-person cameras, 3D and 2D, and the spread of the knee angle
   across the four views, from 2D keypoints and from 3D world landmarks;
 - sides: frames relabelled with continuity alone and with the view, frames left unresolved.
@@ -30,7 +31,7 @@ from viddiff.pose.facing import facing_per_frame
 from viddiff.pose.kinematics import compute_kinematics, joint_angle
 from viddiff.pose.skeleton import INDEX
 from viddiff.pose.track import PoseTrack, estimate_track
-from viddiff.pose.view import estimate_view
+from viddiff.pose.view import comparable_views, estimate_view, view_gap
 from viddiff.video import VideoFrames, read_video
 
 
@@ -73,6 +74,19 @@ def people(root: Path, fps: float, cache: Cache) -> None:
     print(f"single-person tracker: identity breaks caught as gaps per camera: {gaps}")
 
 
+def identity(root: Path, fps: float, cache: Cache) -> None:
+    print("\n## Identity on the Sports2D demo (1768x994, a person on a roof, others walking past)")
+    video = read_video(root / "Sports2D/Demo/demo.mp4", target_fps=fps)
+    for name, estimator in methods().items():
+        track, seconds = timed(video, estimator, cache)
+        lean = track.kinematics().values["trunk_lean"]
+        jumps = int((np.abs(np.diff(lean)) > 20).sum())
+        print(f"- {name}: person in {track.detection_rate():.0%} of {len(video.frames)} frames, people_max "
+              f"{track.subject.people_max}, frames with others {track.subject.frames_with_others}, identity gaps "
+              f"{track.subject.identity_gaps}, subject at {track.subject.position}, trunk-lean jumps > 20 deg "
+              f"between samples {jumps}; {seconds * 1000:.0f} ms/frame")
+
+
 def wide(root: Path, fps: float, cache: Cache) -> None:
     import cv2
 
@@ -100,11 +114,14 @@ def views(root: Path, fps: float, cache: Cache) -> None:
     estimator = BlazePose(PoseConfig())
     tracks = []
     for cam in range(1, 5):
-        video = read_video(root / f"Pose2Sim/Demo_SinglePerson/videos/cam0{cam}.mp4", target_fps=fps)
-        track = estimate_track(video, estimator, cache)
+        path = root / f"Pose2Sim/Demo_SinglePerson/videos/cam0{cam}.mp4"
+        track = estimate_track(read_video(path, target_fps=fps), estimator, cache)
         tracks.append(track)
         flat = dataclasses.replace(track, world_xyz=None)
-        print(f"- cam0{cam}: 3D {estimate_view(track)}\n         2D {estimate_view(flat)}")
+        half = estimate_track(read_video(path, target_fps=fps, max_side=960), estimator, cache)
+        print(f"- cam0{cam}: 3D {estimate_view(track)}\n         2D {estimate_view(flat)}\n         "
+              f"the same camera at half size: 3D view gap {view_gap(estimate_view(track), estimate_view(half)):.1f} deg, "
+              f"2D {view_gap(estimate_view(flat), estimate_view(dataclasses.replace(half, world_xyz=None))):.1f} deg")
     n = min(len(t.xy) for t in tracks)
     for side in ("left", "right"):
         two_d = np.stack([t.kinematics().values[f"{side}_knee_angle"][:n] for t in tracks])
@@ -113,6 +130,22 @@ def views(root: Path, fps: float, cache: Cache) -> None:
         spread_3d = np.nanmedian(np.nanmax(three_d, 0) - np.nanmin(three_d, 0))
         print(f"- {side} knee angle, median over frames of (max - min across the 4 views): 2D {spread_2d:.1f} deg, "
               f"3D world {spread_3d:.1f} deg")
+    print("\n| pair | view gap (3D) | view gap (2D) | median abs knee-angle difference, 2D (left / right) | comparable at "
+          f"{PoseConfig().view_tolerance_deg:g} deg |")
+    print("|---|---|---|---|---|")
+    views_3d = [estimate_view(t) for t in tracks]
+    views_2d = [estimate_view(dataclasses.replace(t, world_xyz=None)) for t in tracks]
+    for i in range(4):
+        for j in range(i + 1, 4):
+            diffs = []
+            for side in ("left", "right"):
+                a = tracks[i].kinematics().values[f"{side}_knee_angle"][:n]
+                b = tracks[j].kinematics().values[f"{side}_knee_angle"][:n]
+                diffs.append(np.nanmedian(np.abs(a - b)))
+            reason = comparable_views(views_3d[i], views_3d[j], PoseConfig().view_tolerance_deg)
+            print(f"| cam0{i + 1}-cam0{j + 1} | {view_gap(views_3d[i], views_3d[j]):.0f} | "
+                  f"{view_gap(views_2d[i], views_2d[j]):.0f} | {diffs[0]:.1f} / {diffs[1]:.1f} | "
+                  f"{'yes' if reason is None else 'no'} |")
     print("\n## Sides (frames relabelled, arms/legs; unresolved)")
     for cam, track in enumerate(tracks, 1):
         args = dict(width=track.width, height=track.height)
@@ -139,11 +172,11 @@ def main() -> None:
     parser.add_argument("clips", type=Path)
     parser.add_argument("--fps", type=float, default=15.0)
     parser.add_argument("--cache", type=Path, default=Path("pose_people_cache.sqlite"))
-    parser.add_argument("--only", choices=["people", "wide", "views"], nargs="*")
+    parser.add_argument("--only", choices=["people", "identity", "wide", "views"], nargs="*")
     args = parser.parse_args()
     with Cache(args.cache) as cache:
-        for part in args.only or ["people", "wide", "views"]:
-            {"people": people, "wide": wide, "views": views}[part](args.clips, args.fps, cache)
+        for part in args.only or ["people", "identity", "wide", "views"]:
+            {"people": people, "identity": identity, "wide": wide, "views": views}[part](args.clips, args.fps, cache)
 
 
 if __name__ == "__main__":

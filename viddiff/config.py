@@ -582,7 +582,8 @@ class BlazePoseConfig(_Section):
     model_url: str = BLAZEPOSE_TASK_URL
     """Where the Tasks API's model is fetched from on first use when ``model_path`` is not set."""
     static_image_mode: bool = False
-    """``false``: track the person from frame to frame (faster and steadier); ``true``: every frame on its own."""
+    """With ``max_people: 1``: ``false`` tracks the person from frame to frame (faster and steadier), ``true``
+    estimates every frame on its own. Looking for several people always takes every frame on its own."""
     min_detection_confidence: float = Field(default=0.5, ge=0, le=1)
     min_tracking_confidence: float = Field(default=0.5, ge=0, le=1)
     # Finding everyone in view (docs/pose.md, "People"): the measured person is chosen by ``pose.subject``.

@@ -42,7 +42,9 @@ def mirror_gaps(track, mirror_track, joint: str) -> np.ndarray:
 def test_finds_the_person_in_every_frame_of_real_clips(blazepose: BlazePose, clip_frames, clip_vp9: Path) -> None:
     track = estimate_track(clip_frames, blazepose)
     assert track.detection_rate() >= 0.95
-    assert track.estimator.startswith("blazepose (api=legacy") and "pose_landmark_full" in track.estimator
+    # everyone in view: the Tasks API, on the bundled Full model packed into a .task file once
+    assert track.estimator.startswith("blazepose (api=tasks") and "max_people=4" in track.estimator
+    assert "pose_landmark_full (bundled, packed" in track.estimator
     height, width = clip_frames.frames.shape[1:3]
     assert (track.width, track.height) == (width, height) == (1080, 1920)
     # The person stands upright in the portrait frame: shoulders above hips above ankles, inside the picture.

@@ -97,7 +97,12 @@ class BlazePose:
                 settings["small_person"] = self.cfg.small_person
         elif not self.cfg.static_image_mode:
             settings["min_tracking_confidence"] = self.cfg.min_tracking_confidence
-        settings["model"] = "pose_landmark_full (bundled)" if self.api == "legacy" else f"sha256:{self._model_sha[:16]}"
+        if self.api == "legacy":
+            settings["model"] = "pose_landmark_full (bundled)"
+        elif self.model_path is not None and self.model_path.name == BUNDLED_TASK:
+            settings["model"] = f"pose_landmark_full (bundled, packed: sha256:{self._model_sha[:16]})"
+        else:
+            settings["model"] = f"sha256:{self._model_sha[:16]}"
         return settings
 
     @property
@@ -197,11 +202,11 @@ class BlazePose:
 
 
 def square_crops(width: int, height: int) -> list[tuple[int, int, int]]:
-    """Overlapping squares (``x0, y0, side``) with the frame's short side, spanning its long side: a quarter of
-    each crop or more overlaps the next, so a person cut by one border is whole in a neighbour."""
+    """Overlapping squares (``x0, y0, side``) with the frame's short side, spanning its long side:
+    a tenth of each crop or more overlaps the next, so a person cut by one border is whole in a neighbour."""
     side = min(width, height)
     long_side = max(width, height)
-    count = max(2, math.ceil(1.25 * long_side / side))
+    count = max(2, math.ceil(1.1 * long_side / side))
     starts = np.linspace(0, long_side - side, count).round().astype(int)
     return [(int(s), 0, side) if width >= height else (0, int(s), side) for s in starts]
 

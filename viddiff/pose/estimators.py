@@ -1,7 +1,7 @@
 """Pose estimators as a plug-in kind: ``pose.estimator`` picks one from :data:`viddiff.plugins.POSE_ESTIMATORS`.
 
-An estimator turns the frames of one video, in time order, into 2D keypoints of one person per frame, in the
-joints of :data:`viddiff.pose.skeleton.JOINTS` and the pixels of the frames it was given (upright, as the
+An estimator turns the frames of one video, in time order, into 2D keypoints of one person per frame (and
+optionally of everyone in view), in the joints of :data:`viddiff.pose.skeleton.JOINTS` and the pixels of the frames it was given (upright, as the
 video is meant to be seen). Built in: ``blazepose`` (MediaPipe) and ``rtmpose`` (rtmlib); each imports its
 package only when built, and a missing package is a :class:`PoseUnavailableError` saying how to install it.
 A plug-in adds its own with :func:`register_pose_estimator`, or an entry point in the group
@@ -39,7 +39,11 @@ class PoseEstimator(Protocol):
 
     name: str
     """The table name it was built as (``blazepose``). An estimator may also have ``joints``, the names of
-    :data:`~viddiff.pose.skeleton.JOINTS` it gives at all (default: every one)."""
+    :data:`~viddiff.pose.skeleton.JOINTS` it gives at all (default: every one), and ``estimate_people(frames,
+    times_s) -> list[list[Person]]``: everyone it finds in each frame (:class:`viddiff.pose.people.Person`,
+    with 3D world landmarks where it has them), from which :mod:`viddiff.pose.people` chooses and follows the
+    measured person. Without it, its one person per frame is taken as found, and the evidence says that nobody
+    else was looked for."""
 
     def settings(self) -> dict[str, Any]:
         """Everything that changes its output (model, mode, thresholds, package version): part of the cache key,

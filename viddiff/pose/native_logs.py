@@ -3,9 +3,10 @@ XNNPACK delegate") off the console unless ``--debug``.
 
 Those lines are written by C++ straight to file descriptor 2, so Python's logging cannot filter them and
 environment variables do not reach all of them (TFLite's minimal logging ignores ``GLOG_minloglevel``). The
-cause is fixed where they are written: while a native graph is built and runs its first frame, descriptor 2
-points at a temporary file; afterwards the native lines go to the debug log and anything else written meanwhile
-(another thread's log line) is written back to the real stderr, so nothing of ours is lost.
+cause is fixed where they are written: while a native graph is built and runs (the legacy API logs on its first
+frame, the Tasks API at construction and on some later frames), descriptor 2 points at a temporary file;
+afterwards the native lines go to the debug log and anything else written meanwhile (another thread's log line)
+is written back to the real stderr, later but not lost.
 """
 
 from __future__ import annotations

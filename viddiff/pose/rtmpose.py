@@ -1,6 +1,7 @@
 """``rtmpose``: RTMPose through ``rtmlib`` (ONNX), the estimator Sports2D and Pose2Sim use.
 
-A YOLOX person detector, then RTMPose on each box; the largest person is kept. Built from rtmlib's
+A YOLOX person detector, then RTMPose on each box: everyone boxed is returned (:meth:`RTMPose.estimate_people`;
+who is measured is chosen by ``pose.subject``), and ``estimate`` keeps the largest. Built from rtmlib's
 low-level ``YOLOX`` and ``RTMPose`` classes rather than its ``Body`` solution, because ``Body`` runs the pose
 model on the whole image when the detector finds nobody (a person that is not there) and ignores a local
 model path that contains "rtmo". rtmlib downloads its default weights on first use into its own cache
@@ -24,6 +25,7 @@ import numpy as np
 
 from viddiff.errors import PoseUnavailableError
 from viddiff.pose.estimators import empty_keypoints, missing_package
+from viddiff.pose.people import Person
 from viddiff.pose.skeleton import COCO_17, HALPE_26, JOINTS
 
 if TYPE_CHECKING:
@@ -79,13 +81,24 @@ class RTMPose:
         }
 
     def estimate(self, frames: Sequence[np.ndarray], times_s: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+        """The protocol's one person per frame: the largest detected."""
         xy, confidence = empty_keypoints(len(frames), len(JOINTS))
+        for t, people in enumerate(self.estimate_people(frames, times_s)):
+            if people:
+                xy[t], confidence[t] = people[0].xy, people[0].confidence
+        return xy, confidence
+
+    def estimate_people(self, frames: Sequence[np.ndarray], times_s: Sequence[float]) -> list[list[Person]]:
+        """Everyone the detector boxed in each frame, largest box first (who is measured is chosen later)."""
+        people: list[list[Person]] = []
         expected = _N_KEYPOINTS[self.cfg.keypoints]
-        for t, frame in enumerate(frames):
+        has = self._layout >= 0
+        for frame in frames:
             bgr = np.ascontiguousarray(frame[..., ::-1])
             boxes = np.asarray(self._detector(bgr), dtype=np.float64).reshape(-1, 4)
             if not len(boxes):
-                continue  # nobody: never ask the pose model about the whole image
+                people.append([])  # nobody: never ask the pose model about the whole image
+                continue
             keypoints, scores = self._pose(bgr, bboxes=boxes)
             keypoints, scores = np.asarray(keypoints, dtype=np.float64), np.asarray(scores, dtype=np.float64)
             if keypoints.shape != (len(boxes), expected, 2) or scores.shape != (len(boxes), expected):
@@ -94,9 +107,12 @@ class RTMPose:
                     f"expected ({len(boxes)}, {expected}, 2) and ({len(boxes)}, {expected}): does "
                     f"pose.rtmpose.keypoints={self.cfg.keypoints} match the pose model?"
                 )
-            person = int(np.argmax((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])))
-            has = self._layout >= 0
-            xy[t, has] = keypoints[person, self._layout[has]]
-            # SimCC scores are peak heights, not probabilities; clipped into [0, 1] so one threshold serves all
-            confidence[t, has] = np.clip(scores[person, self._layout[has]], 0.0, 1.0)
-        return xy, confidence
+            found = []
+            for person in np.argsort(-(boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]), kind="stable"):
+                xy, confidence = empty_keypoints(1, len(JOINTS))
+                xy[0, has] = keypoints[person, self._layout[has]]
+                # SimCC scores are peak heights, not probabilities; clipped into [0, 1] so one threshold serves all
+                confidence[0, has] = np.clip(scores[person, self._layout[has]], 0.0, 1.0)
+                found.append(Person(xy=xy[0], confidence=confidence[0]))
+            people.append(found)
+        return people

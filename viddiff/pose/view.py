@@ -18,6 +18,8 @@ from viddiff.schema import CameraView
 if TYPE_CHECKING:
     from viddiff.pose.track import PoseTrack
 
+THREE_D = "3D world landmarks"
+TWO_D = "2D torso geometry"
 MIN_FRAMES = 3
 """Fewer frames with a readable torso than this: the view is ``unknown``."""
 FRONT_WITHIN = 30.0
@@ -35,8 +37,8 @@ def frame_yaws(track: "PoseTrack", rows: Optional[np.ndarray] = None) -> tuple[n
         labelled_front = np.abs(yaw) < 90
         # a frame seen as its own mirror image (back for front, sides swapped) has its yaw off by 180°
         mirrored = ((facing > 0) & ~labelled_front) | ((facing < 0) & labelled_front)
-        return np.where(mirrored, _wrap(yaw + 180.0), yaw), "3D world landmarks"
-    return yaw_2d(track.xy[index], track.confidence[index]), "2D torso geometry"
+        return np.where(mirrored, _wrap(yaw + 180.0), yaw), THREE_D
+    return yaw_2d(track.xy[index], track.confidence[index]), TWO_D
 
 
 def estimate_view(track: "PoseTrack", rows: Optional[np.ndarray] = None) -> CameraView:
@@ -65,12 +67,22 @@ def view_label(yaw: float) -> str:
     return "oblique"
 
 
-def view_gap(a: float, b: float) -> float:
-    """Degrees between the two cameras' lines of sight through the body, opposite directions counted equal:
-    a camera in front and one behind (or one on each side) see the body in the same plane, mirrored, so 2D
-    angle magnitudes compare between them."""
-    apart = abs(float(_wrap(np.float64(a) - np.float64(b))))
-    return min(apart, 180.0 - apart)
+def view_gap(a: CameraView, b: CameraView) -> float:
+    """Degrees between two views' yaws. From 3D world landmarks both: the full circular difference (a camera
+    behind is 180° from one in front: the picture is mirrored, and on the Pose2Sim cameras a front-left and a
+    back-right view 5° from mirror images still gave knee angles 10–11° apart). From 2D: only how far each is
+    turned from square-on (0–90°), since 2D cannot tell front from back or one side from the other; a lower
+    bound of the real gap."""
+    if a.yaw_deg is None or b.yaw_deg is None:
+        return float("nan")
+    if a.method == b.method == THREE_D:
+        return abs(float(_wrap(np.float64(a.yaw_deg) - np.float64(b.yaw_deg))))
+    return abs(_turn(a.yaw_deg) - _turn(b.yaw_deg))
+
+
+def _turn(yaw: float) -> float:
+    turned = abs(float(yaw))
+    return min(turned, 180.0 - turned)
 
 
 def comparable_views(a: CameraView, b: CameraView, tolerance_deg: float) -> Optional[str]:
@@ -82,7 +94,7 @@ def comparable_views(a: CameraView, b: CameraView, tolerance_deg: float) -> Opti
             f"the camera's view of the body could not be estimated in {' and '.join(unknown)} (too few frames "
             "show the torso), so body angles cannot be checked to be seen from comparable directions"
         )
-    gap = view_gap(a.yaw_deg, b.yaw_deg)
+    gap = view_gap(a, b)
     if gap <= tolerance_deg:
         return None
     return (
