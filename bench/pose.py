@@ -10,11 +10,14 @@ only with local ONNX files (--rtmpose-det, --rtmpose-pose): its weights cannot b
 Part 2 is bench/stages.py's comparison (two generated 10-s squat clips, 960x720, read at 4 fps, the
 cpu-fast preset, random CLIP weights, a fake model server answering after --latency seconds) once as is and
 once with ``pose.evidence: true`` (after one discarded warm-up comparison, each with a fresh cache), and the
-same on the real clip against its 2/3-speed copy. "pose step" is the time inside the evidence step (mapping
-call and pose estimation), which runs beside the differencer's calls; "pose share" is the extra time of the
-whole comparison over the one without pose (target: at most 50%).
+same on the real clip against its 2/3-speed copy, at the pose defaults (``pose.fps`` 15, a clip of at most
+``pose.native_up_to_frames`` frames at its native rate). "pose step" is the time from the proposal to the
+mapping answer and both videos' keypoints (reading them again at the pose rate and estimating), which runs beside
+the localizer and the differencer's calls; "pose share" is the extra time of the whole comparison over the one
+without pose, measured in the same run (target: at most 100%); the CPU seconds of the process tell what the
+pose costs when the machine is shared (wall times then stretch with the other load).
 
-Usage: python bench/pose.py [--clips DIR] [--latency 1.0] [--rtmpose-det F.onnx --rtmpose-pose F.onnx]
+Usage: python bench/pose.py [--clips DIR] [--latency 1.0] [--compare-only] [--rtmpose-det F.onnx --rtmpose-pose F.onnx]
 """
 
 from __future__ import annotations
@@ -103,9 +106,12 @@ def part_one(clips: list[Path], task: Path, det: Optional[str], pose: Optional[s
         print("rtmpose: not run (its weights come from download.openmmlab.com on first use; give --rtmpose-det/--rtmpose-pose)")
 
 
-def compare_time(videos: tuple[Path, Path], base_url: str, cache: Path, pose: bool, stages) -> dict[str, float]:
+def compare_time(
+    videos: tuple[Path, Path], base_url: str, cache: Path, pose: bool, stages, pose_fps: Optional[float] = None
+) -> dict[str, float]:
     overrides = [f"endpoints.default.base_url={base_url}", "localizer.clip.pretrained=null", "localizer.clip.device=cpu",
                  f"cache.path={cache}", f"pose.evidence={str(pose).lower()}"]
+    overrides += [f"pose.fps={pose_fps}"] if pose_fps else []
     cfg = load_config(ROOT / "configs" / "cpu-fast.yaml", overrides)
     embedder = stages.TimedEmbedder(cfg.localizer.clip)
     embedder.embed_images(np.zeros((1, 8, 8, 3), np.uint8))  # model built outside the comparison
@@ -114,45 +120,50 @@ def compare_time(videos: tuple[Path, Path], base_url: str, cache: Path, pose: bo
 
     async def run() -> dict[str, float]:
         vd = VidDiff(cfg, embedder=embedder)
-        measure = vd.pose_evidence.measure
+        prepare = vd.pose_evidence.prepare
         spent = {"pose": 0.0}
 
         async def timed(*args, **kwargs):
             start = time.perf_counter()
             try:
-                return await measure(*args, **kwargs)
+                return await prepare(*args, **kwargs)
             finally:
                 spent["pose"] += time.perf_counter() - start
 
-        vd.pose_evidence.measure = timed
+        vd.pose_evidence.prepare = timed
         try:
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             await vd.arun_pair(sample, mode)
-            return {"whole": time.perf_counter() - start, "pose": spent["pose"]}
+            return {"whole": time.perf_counter() - start, "pose": spent["pose"], "cpu": time.process_time() - cpu}
         finally:
             await vd.aclose()
 
     return asyncio.run(run())
 
 
-def part_two(latency: float, root: Path, base_url: str) -> None:
+def part_two(latency: float, root: Path, base_url: str, pose_rates: list[float], real_too: bool) -> None:
     stages = _stages_module()
     params = stages.sample_pair(stages.ACTIONS[0], np.random.default_rng(0))
     synthetic = (root / "a.mp4", root / "b.mp4")
     for i, (path, p) in enumerate(zip(synthetic, params)):
         stages.write_clip(path, p, seed=i)
-    real = CLIPS[0]
-    slowed = write_video(root / "slowed.mp4", read_video(real).frames, fps=40, options={"crf": "18"})
-    print(f"\nPart 2: viddiff compare, cpu-fast preset, 3 statements, {latency:.1f} s per model call, at 4 fps")
-    print(f"{'videos':<44} {'without pose':>13} {'with pose':>10} {'pose step':>10} {'pose share':>11}")
-    for label, videos in (("bench/stages.py's two 10-s synthetic squats", synthetic),
-                          ("real clip vs its 2/3-speed copy (1.7 s, 2.5 s)", (real, slowed))):
+    pairs = [("bench/stages.py's two 10-s synthetic squats", synthetic)]
+    if real_too:
+        real = CLIPS[0]
+        slowed = write_video(root / "slowed.mp4", read_video(real).frames, fps=40, options={"crf": "18"})
+        pairs.append(("real clip vs its 2/3-speed copy (1.7 s, 2.5 s)", (real, slowed)))
+    print(f"\nPart 2: viddiff compare, cpu-fast preset, 3 statements, {latency:.1f} s per model call, CLIP at 4 fps")
+    print(f"{'videos':<44} {'pose.fps':>8} {'without pose':>13} {'with pose':>10} {'pose step':>10} {'pose share':>11} "
+          f"{'CPU s without/with':>19}")
+    for label, videos in pairs:
         tag = label.split()[0]
         compare_time(videos, base_url, root / f"{tag}-warm-up.sqlite", True, stages)  # one-time imports and set-up
         plain = compare_time(videos, base_url, root / f"{tag}-plain.sqlite", False, stages)
-        posed = compare_time(videos, base_url, root / f"{tag}-pose.sqlite", True, stages)
-        share = (posed["whole"] - plain["whole"]) / plain["whole"]
-        print(f"{label:<44} {plain['whole']:>12.1f}s {posed['whole']:>9.1f}s {posed['pose']:>9.1f}s {share:>10.0%}", flush=True)
+        for rate in pose_rates:
+            posed = compare_time(videos, base_url, root / f"{tag}-pose-{rate}.sqlite", True, stages, rate)
+            share = (posed["whole"] - plain["whole"]) / plain["whole"]
+            print(f"{label:<44} {rate:>8g} {plain['whole']:>12.1f}s {posed['whole']:>9.1f}s {posed['pose']:>9.1f}s "
+                  f"{share:>10.0%} {plain['cpu']:>9.1f}/{posed['cpu']:.1f}", flush=True)
 
 
 def main() -> None:
@@ -162,16 +173,20 @@ def main() -> None:
     parser.add_argument("--rtmpose-det", help="a local YOLOX .onnx for rtmpose")
     parser.add_argument("--rtmpose-pose", help="a local RTMPose-m (192x256) .onnx for rtmpose")
     parser.add_argument("--skip-compare", action="store_true", help="part 1 only")
+    parser.add_argument("--compare-only", action="store_true", help="part 2 only")
+    parser.add_argument("--pose-fps", type=float, nargs="+", default=[15.0], help="pose.fps values to time (part 2)")
+    parser.add_argument("--synthetic-only", action="store_true", help="part 2 on the synthetic pair only")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     os.environ.setdefault("OPENAI_API_KEY", "dummy")
     clips = CLIPS + (sorted(args.clips.glob("*.mp4")) if args.clips else [])
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        part_one(clips, write_blazepose_task(root / "pose_landmarker_full.task"), args.rtmpose_det, args.rtmpose_pose)
+        if not args.compare_only:
+            part_one(clips, write_blazepose_task(root / "pose_landmarker_full.task"), args.rtmpose_det, args.rtmpose_pose)
         if not args.skip_compare:
             with FakeOpenAIServer(ScriptedModel(), latency_s=args.latency) as server:
-                part_two(args.latency, root, server.base_url)
+                part_two(args.latency, root, server.base_url, args.pose_fps, not args.synthetic_only)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,8 @@ class DifferenceResult(BaseModel):
     evidence: Optional[Evidence] = None
     """The body-pose measurement of this difference (``pose.evidence``; docs/pose.md): values in A and B with
     their unit, stage and frames, or why it could not be measured. ``None`` where no measurement fits."""
+    evidence_absent: Optional[str] = None
+    """Why there is no ``evidence`` although pose evidence was asked for (``None`` when it was not asked for)."""
 
 
 class ComparisonResult(BaseModel):
@@ -142,7 +144,9 @@ class EventView:
             assert self._proposal is not None, "a verdict comes after the proposal"
             key = event.prediction.key
             return VerdictEvent(
-                difference=difference_result(event.prediction, self._proposal, self._keyframes.get(key), event.evidence)
+                difference=difference_result(
+                    event.prediction, self._proposal, self._keyframes.get(key), event.evidence, event.evidence_absent
+                )
             )
         return ResultEvent(result=to_comparison(event.result, self.action, self.stand_in_notes(event.result)))
 
@@ -357,7 +361,8 @@ def _resolved_video_path(path: Union[str, Path], which: str) -> str:
 
 
 def difference_result(
-    pred: Prediction, proposal: Proposal, keyframes: Optional[Keyframes], evidence: Optional[Evidence] = None
+    pred: Prediction, proposal: Proposal, keyframes: Optional[Keyframes], evidence: Optional[Evidence] = None,
+    evidence_absent: Optional[str] = None,
 ) -> DifferenceResult:
     """One verdict as apps see it: the statement, the letter, where in each video it was judged, and its
     body-pose measurement if one was made."""
@@ -374,6 +379,7 @@ def difference_result(
         times_b=k.b.times_s if k else [],
         stages=_stage_names(proposal, pred.key),
         evidence=evidence,
+        evidence_absent=evidence_absent,
     )
 
 
@@ -386,7 +392,10 @@ def to_comparison(result: SampleResult, action: str, stand_ins: Sequence[str] = 
     kf = {k.key: k for k in result.keyframes}
     evidence = {e.key: e for e in result.evidence}
     diffs = [
-        difference_result(pred, result.proposal, kf.get(pred.key), evidence.get(pred.key)) for pred in result.predictions
+        difference_result(
+            pred, result.proposal, kf.get(pred.key), evidence.get(pred.key), result.evidence_absent.get(pred.key)
+        )
+        for pred in result.predictions
     ]
     return ComparisonResult(
         action=action,

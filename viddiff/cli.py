@@ -414,7 +414,7 @@ def _add_pose(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPa
     )
     pose.add_argument(
         "--fps", type=float,
-        help="frames per second to estimate at (default: pose.fps, i.e. unset, which means 30)",
+        help="frames per second to estimate at (default: pose.fps, 15; 30 when pose.fps is null)",
     )
     pose.add_argument(
         "--fps-original", type=float, metavar="FPS",

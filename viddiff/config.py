@@ -679,7 +679,8 @@ class RTMPoseConfig(_Section):
 
 
 class PoseMarginsConfig(_Section):
-    """How much A and B must differ before the ``pose`` method picks a video (else it answers ``c``)."""
+    """The smallest difference worth a verdict, per kind of quantity: the ``pose`` method answers a/b only when A
+    and B differ by more than this *and* by more than their combined uncertainty (else ``c``)."""
 
     angle_deg: float = Field(default=5.0, ge=0)
     """Joint angles and trunk lean, in degrees."""
@@ -691,6 +692,37 @@ class PoseMarginsConfig(_Section):
     """Stage durations: the longer must be at least this many times the shorter."""
 
 
+class PoseNoiseFloorsConfig(_Section):
+    """The estimator's own noise per quantity: how far one value moves when only the way the same movement reaches
+    the estimator changes. A ± half-width per measured value, added to every interval. Defaults: the 95th
+    percentile of |statistic(copy) − statistic(clip)| over real clips and their re-encoded, resized, padded,
+    rotated, slowed (CFR and VFR) copies (``bench/pose_noise.py``, docs/pose.md "Noise floors and verdicts"),
+    divided by √2 (each of A and B carries half the variance of their difference)."""
+
+    knee_angle: float = Field(default=5.7, ge=0)
+    """Degrees (the pair floor 8°)."""
+    hip_angle: float = Field(default=4.9, ge=0)
+    """Degrees (7°)."""
+    elbow_angle: float = Field(default=10.6, ge=0)
+    """Degrees (15°; 24° counting mirrored and reversed copies)."""
+    shoulder_angle: float = Field(default=5.7, ge=0)
+    """Degrees (8°)."""
+    ankle_angle: float = Field(default=8.5, ge=0)
+    """Degrees (12°)."""
+    trunk_lean: float = Field(default=1.8, ge=0)
+    """Degrees (2.5°)."""
+    stance_width: float = Field(default=0.28, ge=0)
+    """Hip widths (0.4)."""
+    grip_width: float = Field(default=0.42, ge=0)
+    """Shoulder widths (0.6)."""
+    wrist_height: float = Field(default=0.071, ge=0)
+    """Torso lengths (0.1)."""
+    hip_height: float = Field(default=0.028, ge=0)
+    """Torso lengths (0.04)."""
+    speed: float = Field(default=0.26, ge=0)
+    """Share of the value (the pair floor: a ratio of ×1.45)."""
+
+
 class PoseConfig(_Section):
     """Body-pose evidence (docs/pose.md): keypoints per frame, kinematics, a measurement per difference."""
 
@@ -699,12 +731,26 @@ class PoseConfig(_Section):
     Off, as in the paper; ``differencer.pose_evidence`` and the ``pose`` method turn measuring on themselves."""
     estimator: str = "blazepose"
     """A name in the table ``viddiff.plugins.POSE_ESTIMATORS``: ``blazepose``, ``rtmpose``, or a plug-in's."""
-    fps: Optional[float] = Field(default=None, gt=0)
-    """Frames per second the pose is estimated at; ``null`` = the frames the method decoded (its inference fps)."""
+    fps: Optional[float] = Field(default=15.0, gt=0)
+    """The lowest rate, in frames per second, the pose of a clip longer than ``native_up_to_frames`` frames is
+    estimated at, over the whole clip and independent of the method's own frames (``null``: every frame of every
+    clip). Measured sampling error of extremes: docs/pose.md, "Sampling"."""
+    native_up_to_frames: int = Field(default=150, ge=1)
+    """A clip with at most this many frames (after its trim) is estimated at its native rate, every frame; a longer
+    one at ``max(pose.fps, this many frames over its duration)``."""
     min_confidence: float = Field(default=0.5, ge=0, le=1)
     """Keypoints below this confidence are gaps, never values."""
     min_coverage: float = Field(default=0.5, gt=0, le=1)
     """Share of a stage's frames that must give a value; below it the measurement is uncertain and has no number."""
+    min_frames: int = Field(default=10, ge=1)
+    """A statistic resting on fewer pose frames (in either video) is uncertain and has no number."""
+    min_seconds: float = Field(default=0.2, ge=0)
+    """... or on frames covering less time than this, in seconds."""
+    robust_window_s: float = Field(default=0.15, gt=0)
+    """Statistics are read from the series after a running median over this many seconds (at least 3 frames), so a
+    single-frame glitch never becomes an extreme."""
+    noise_floors: PoseNoiseFloorsConfig = Field(default_factory=PoseNoiseFloorsConfig)
+    margins: PoseMarginsConfig = Field(default_factory=PoseMarginsConfig)
     smoothing_frames: int = Field(default=3, ge=1)
     """Centred moving average over this many frames (1 = none); gaps stay gaps."""
     fix_side_swaps: bool = True
@@ -718,10 +764,7 @@ class PoseConfig(_Section):
     differ by at most this; see docs/pose.md "Camera view" for the measurement behind it."""
     alignment: Literal["stages", "dtw"] = "stages"
     """``stages``: each stage mapped linearly onto [0, 1] in both videos; ``dtw``: within each stage, B's curve is
-    also warped onto A's by dynamic time warping (the overlay and the time-averaged ``mean``)."""
-    curve_points: int = Field(default=20, ge=2)
-    """Points per stage of the curves stored with each evidence (the report's plots)."""
-    margins: PoseMarginsConfig = Field(default_factory=PoseMarginsConfig)
+    also warped onto A's by dynamic time warping (the overlay only: statistics are always over real time)."""
     blazepose: BlazePoseConfig = Field(default_factory=BlazePoseConfig)
     rtmpose: RTMPoseConfig = Field(default_factory=RTMPoseConfig)
 

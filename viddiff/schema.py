@@ -261,6 +261,9 @@ class MeasurementSpec(_Model):
 
 
 ViewLabel = Literal["front", "back", "side", "oblique", "unknown"]
+EvidenceStatus = Literal["measured", "uncertain", "not_comparable"]
+"""``measured``: both values, with intervals; ``uncertain``: too little to go on, no number; ``not_comparable``: each
+video measured, but the comparison means nothing (different camera views), so no verdict."""
 
 
 class CameraView(_Model):
@@ -319,16 +322,45 @@ class EvidencePoint(_Model):
 
 
 class EvidenceCurve(_Model):
-    """The quantity against stage-normalised time in both videos (stage ``k`` spans ``[k, k + 1]``)."""
+    """The series the statistic was computed from, against stage-normalised time (stage ``k`` spans
+    ``[k, k + 1]``): each video's own pose frames, so the quoted value lies on its curve."""
 
-    stage_time: list[float]
-    a: list[Optional[float]]
-    b: list[Optional[float]]
+    stage_time_a: list[float] = Field(default_factory=list)
+    a: list[Optional[float]] = Field(default_factory=list)
+    stage_time_b: list[float] = Field(default_factory=list)
+    b: list[Optional[float]] = Field(default_factory=list)
     """``None`` where the video has no confident value (a gap)."""
 
 
+class EvidenceInterval(_Model):
+    """How far a measured value can be trusted: ``value ± half_width``, what that is made of, and what it rests on.
+
+    Each part is a ± half-width in the value's unit; they are independent, so ``half_width`` is their root sum of
+    squares (docs/pose.md, "Uncertainty")."""
+
+    half_width: float
+    frame_noise: float = 0.0
+    """Frame-to-frame jitter of the series, as it reaches this statistic."""
+    sampling: float = 0.0
+    """Where the sampled frames may miss the true extreme (or a duration's end) between two frames."""
+    boundaries: float = 0.0
+    """How much the value moves when a stage boundary moves back by one segmentation step (the change of stage
+    happened somewhere after the frame before the first frame labelled with the stage)."""
+    noise_floor: float = 0.0
+    """The estimator's noise floor for the quantity (``pose.noise_floors``, measured on real video)."""
+    frames: int = 0
+    """Pose frames with a value inside the window."""
+    seconds: float = 0.0
+    """Time those frames cover (each frame counts until halfway to its neighbours)."""
+    at_s: Optional[float] = None
+    """When the value was read: the time of an extreme, a start or an end (``None``: a mean, a range, a duration)."""
+    at_stage_time: Optional[float] = None
+    """The same instant in stage-normalised time (where the report marks it on the curve)."""
+
+
 class Evidence(_Model):
-    """A difference's measurement: values in A and B, or, when they cannot be trusted, why not (never a guess)."""
+    """A difference's measurement: values in A and B with their intervals, or, when they cannot be trusted or
+    compared, why not (never a guess)."""
 
     key: str
     """The difference it measures."""
@@ -336,12 +368,16 @@ class Evidence(_Model):
     label: str
     """The measurement in words, e.g. "minimum left knee angle during 'descent'"."""
     unit: str
-    status: Literal["measured", "uncertain"]
+    status: EvidenceStatus
     value_a: Optional[float] = None
     value_b: Optional[float] = None
-    """Both ``None`` unless ``status == "measured"``."""
+    """Both set when ``measured``; both or neither when ``not_comparable``; neither when ``uncertain``."""
+    interval_a: Optional[EvidenceInterval] = None
+    interval_b: Optional[EvidenceInterval] = None
+    """Each value's interval, with the frames and seconds it rests on (set with the values)."""
     reason: str = ""
-    """Why a measurement is uncertain (occlusion, side view, a person leaving the frame, no pose found)."""
+    """Why a measurement is uncertain (occlusion, side view, too few frames, no pose found) or not comparable
+    (the two cameras see the body from different sides)."""
     stage: Optional[str] = None
     """The stage's name (``None``: the whole action)."""
     frames_a: list[int] = Field(default_factory=list)
@@ -361,9 +397,13 @@ class Evidence(_Model):
 
     @model_validator(mode="after")
     def _numbers_only_when_measured(self) -> "Evidence":
-        has_numbers = self.value_a is not None and self.value_b is not None
-        if (self.status == "measured") != has_numbers:
-            raise ValueError("a measured evidence has both values; an uncertain one has none")
+        has_a, has_b = self.value_a is not None, self.value_b is not None
+        if has_a != has_b:
+            raise ValueError("an evidence has both values or neither")
+        if self.status == "measured" and not has_a:
+            raise ValueError("a measured evidence has both values")
+        if self.status == "uncertain" and has_a:
+            raise ValueError("an uncertain evidence has no values")
         return self
 
 
@@ -416,6 +456,9 @@ class SampleResult(_Model):
     """``caption`` and ``qa`` modes: the method's answer, as it gave it (the benchmark reads and scores it)."""
     evidence: list[Evidence] = Field(default_factory=list)
     """Body-pose measurements, one per difference a measurement fits (``pose.evidence``, the ``pose`` method)."""
+    evidence_absent: dict[str, str] = Field(default_factory=dict)
+    """Difference key → why it has no body-pose measurement although one was asked for (no measurement fits the
+    statement; the mapping call failed), so every statement gets a line."""
 
     @field_validator("predictions")
     @classmethod

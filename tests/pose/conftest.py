@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from viddiff.config import PoseConfig
@@ -40,6 +41,39 @@ def slowed_clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
     frames = read_video(CLIP_H264).frames
     out = tmp_path_factory.mktemp("slowed") / "p2s_single_cam01_slowed.mp4"
     return write_video(out, frames, fps=40, options={"crf": "12", "preset": "ultrafast"})
+
+
+def _uneven_times(n: int, mean_interval_s: float, seed: int = 0) -> np.ndarray:
+    """``n`` presentation times whose intervals vary by ±30% around ``mean_interval_s`` (whole milliseconds)."""
+    steps = mean_interval_s * (1 + np.random.default_rng(seed).uniform(-0.3, 0.3, n - 1))
+    steps *= mean_interval_s * (n - 1) / steps.sum()
+    return np.round(np.concatenate([[0.0], np.cumsum(steps)]) * 1000) / 1000
+
+
+@pytest.fixture(scope="session")
+def vfr_clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The H.264 clip's 100 frames at uneven presentation times (a phone's variable frame rate), 1.667 s long."""
+    from viddiff.video.write import write_video
+
+    frames = read_video(CLIP_H264).frames
+    out = tmp_path_factory.mktemp("vfr") / "p2s_single_cam01_vfr.mp4"
+    return write_video(out, frames, fps=60, times_s=_uneven_times(len(frames), 1 / 60), options={"crf": "12", "preset": "ultrafast"})
+
+
+@pytest.fixture(scope="session")
+def slowed_vfr_clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The H.264 clip 1.5× slower at a variable frame rate: the same 100 frames over 2.5 s, unevenly spaced."""
+    from viddiff.video.write import write_video
+
+    frames = read_video(CLIP_H264).frames
+    out = tmp_path_factory.mktemp("slowed_vfr") / "p2s_single_cam01_slowed_vfr.mp4"
+    return write_video(out, frames, fps=40, times_s=_uneven_times(len(frames), 1 / 40, seed=1), options={"crf": "12", "preset": "ultrafast"})
+
+
+@pytest.fixture(scope="session")
+def pose_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache for the session's pose runs: each clip's keypoints are estimated once, whichever test asks first."""
+    return tmp_path_factory.mktemp("pose_cache") / "cache.sqlite"
 
 
 @pytest.fixture(scope="session")

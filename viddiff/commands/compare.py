@@ -99,6 +99,10 @@ def format_comparison(result: ComparisonResult) -> str:
         lines.append(f"{d.description.ljust(width)}  {names[d.prediction]:<12}  {times}")
         if d.evidence is not None:
             lines.append(f"  measured: {describe_evidence(d.evidence)}")
+            if d.evidence.status == "not_comparable":
+                lines.append(f"    not compared: {d.evidence.reason}")
+        elif d.evidence_absent:
+            lines.append(f"  measured: nothing ({d.evidence_absent})")
     for note in result.notes:
         if not note.startswith(STAND_IN_NOTE):  # the stand-in notice under the table says those
             lines.append(f"note: {note}")

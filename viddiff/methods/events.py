@@ -46,6 +46,8 @@ class Judged:
     evidence: Optional[Evidence] = None
     """Its body-pose measurement when it was measured before the judging (``differencer.pose_evidence``);
     with ``pose.evidence`` alone the measuring runs beside the judging and only the result carries it."""
+    evidence_absent: Optional[str] = None
+    """Why it has no measurement, when that was known before the judging (as ``evidence``)."""
 
     @property
     def stage(self) -> Optional[str]:

@@ -3,28 +3,59 @@ and one :class:`~viddiff.schema.Evidence` per difference a measurement fits (doc
 
 Shared by the VidDiff method (``pose.evidence``, ``differencer.pose_evidence``) and the ``pose`` method. The
 pose wing does the work; this module only composes it with the proposal, the localizer's segmentation and
-keyframes, the frames, the chat client and the cache.
+keyframes, the frames, the chat client and the cache. :meth:`PoseEvidence.begin` starts the mapping call and
+the pose estimation as soon as the proposal is known, so they run beside the localizer and the differencer's
+calls; :meth:`PoseEvidence.measure` then only does the arithmetic.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
+from dataclasses import dataclass, field
 from typing import Optional
+
+import numpy as np
 
 from viddiff.backends.chat import ChatModel
 from viddiff.backends.usage import UsageMeter
 from viddiff.cache import Cache
 from viddiff.config import Config, ModelCallConfig
+from viddiff.errors import EndpointError, InvalidAnswerError
 from viddiff.localizer.localize import Localization
 from viddiff.pose.align import stage_windows
 from viddiff.pose.estimators import PoseEstimator, build_pose_estimator
 from viddiff.pose.mapping import map_differences
 from viddiff.pose.measure import Settings, VideoMeasures, measure
 from viddiff.pose.track import PoseTrack, estimate_track
+from viddiff.pose.sampling import pose_rate
+from viddiff.pose.statistics import inside
+from viddiff.pose.view import comparable_views, estimate_view
 from viddiff.pose.vocabulary import QUANTITIES
-from viddiff.schema import Evidence, Proposal, Sample
-from viddiff.video import VideoFrames, read_pair, unshrunk
+from viddiff.schema import CameraView, Evidence, MeasurementSpec, Proposal, Sample, VideoRef
+from viddiff.video import VideoFrames, probe_video, read_video_ref, resolve_trim
+
+NO_MEASUREMENT = "no measurement fits this difference"
+
+
+@dataclass
+class Prepared:
+    """What the model call and the estimator gave, before the segmentation is known."""
+
+    specs: dict[str, MeasurementSpec] = field(default_factory=dict)
+    absent: dict[str, str] = field(default_factory=dict)
+    """Difference key → why it gets no measurement."""
+    tracks: Optional[tuple[PoseTrack, PoseTrack]] = None
+    frames: Optional[tuple[VideoFrames, VideoFrames]] = None
+    """The frames the pose was estimated on (read at ``pose.fps``)."""
+
+
+@dataclass(frozen=True)
+class PoseMeasurements:
+    evidence: list[Evidence]
+    absent: dict[str, str]
+    """Difference key → why it has no evidence (every difference without evidence is here)."""
 
 
 class PoseEvidence:
@@ -52,6 +83,33 @@ class PoseEvidence:
                 self._estimator = build_pose_estimator(self.config.pose)
             return self._estimator
 
+    def begin(self, sample: Sample, proposal: Proposal, meter: Optional[UsageMeter] = None) -> "asyncio.Future[Prepared]":
+        """Start mapping the differences and, when a measurement needs it, estimating the pose, now."""
+        return asyncio.ensure_future(self.prepare(sample, proposal, meter))
+
+    async def prepare(self, sample: Sample, proposal: Proposal, meter: Optional[UsageMeter] = None) -> Prepared:
+        """The mapping call, then (only when some measurement needs a body) both videos' pose at ``pose.fps``.
+
+        A mapping answer that stays invalid (or a request the endpoint keeps refusing) costs the evidence, not
+        the verdicts: every difference is then absent with the reason."""
+        try:
+            mapped = await map_differences(
+                self.client, self.mapping_call(), sample.action_description, proposal.stages, proposal.differences, meter
+            )
+        except (InvalidAnswerError, EndpointError) as exc:
+            if isinstance(exc, EndpointError) and exc.fatal:
+                raise
+            why = f"the pose mapping call failed ({exc}); no measurement was made"
+            return Prepared(absent={d.key: why for d in proposal.differences})
+        prepared = Prepared(
+            specs={key: spec for key, spec in mapped.items() if spec is not None},
+            absent={key: NO_MEASUREMENT for key, spec in mapped.items() if spec is None},
+        )
+        if any(QUANTITIES[spec.quantity].needs_pose for spec in prepared.specs.values()):
+            prepared.frames = await self._pose_frames(sample)
+            prepared.tracks = await asyncio.to_thread(self._tracks, prepared.frames)
+        return prepared
+
     async def measure(
         self,
         sample: Sample,
@@ -60,75 +118,86 @@ class PoseEvidence:
         videos: tuple[VideoFrames, VideoFrames],
         meter: Optional[UsageMeter] = None,
         *,
-        pose_videos: Optional[tuple[VideoFrames, VideoFrames]] = None,
-    ) -> list[Evidence]:
-        """Evidence for every difference of ``proposal`` that a measurement fits, in the proposal's order.
-
-        ``videos`` are the frames the segmentation was made on; the pose is estimated on ``pose_videos``,
-        by default those same frames, or the videos read again at ``pose.fps`` when that is set.
-        """
-        specs = await map_differences(
-            self.client, self.mapping_call(), sample.action_description, proposal.stages, proposal.differences, meter
-        )
-        wanted = {key: spec for key, spec in specs.items() if spec is not None}
-        if not wanted:
-            return []
-        tracks: tuple[Optional[PoseTrack], Optional[PoseTrack]] = (None, None)
-        label = None
-        if any(QUANTITIES[spec.quantity].needs_pose for spec in wanted.values()):
-            frames = pose_videos or await self._pose_frames(sample, videos)
-            tracks = await asyncio.to_thread(self._tracks, frames)
-            label = tracks[0].estimator
+        prepared: Optional["asyncio.Future[Prepared]"] = None,
+    ) -> PoseMeasurements:
+        """Evidence for every difference of ``proposal`` that a measurement fits, in the proposal's order, and
+        why the others have none. ``videos`` are the frames the segmentation was made on; ``prepared`` is
+        :meth:`begin`'s future (started here when not given)."""
+        ready = await (prepared if prepared is not None else self.prepare(sample, proposal, meter))
         cfg = self.config.pose
         kinematics = [
             track.kinematics(min_confidence=cfg.min_confidence, smoothing_frames=cfg.smoothing_frames, fix_sides=cfg.fix_side_swaps)
             if track is not None else None
-            for track in tracks
+            for track in (ready.tracks or (None, None))
         ]
+        label = ready.tracks[0].estimator if ready.tracks else None
+        tracks = ready.tracks or (None, None)
+        subjects = [track.subject_info(kin) if track is not None else None for track, kin in zip(tracks, kinematics)]
         keyframes = {k.key: k for k in localization.keyframes}
-        settings = Settings(min_coverage=cfg.min_coverage, points_per_stage=cfg.curve_points, alignment=cfg.alignment)
+        settings = Settings(
+            min_coverage=cfg.min_coverage, min_frames=cfg.min_frames, min_seconds=cfg.min_seconds,
+            robust_window_s=cfg.robust_window_s, smoothing_frames=cfg.smoothing_frames,
+            noise_floors=cfg.noise_floors.model_dump(), alignment=cfg.alignment,
+            views_differ=functools.partial(_views_differ, tolerance_deg=cfg.view_tolerance_deg),
+        )
         stage_names = [s.name for s in proposal.stages]
         evidence = []
         for diff in proposal.differences:
-            spec = wanted.get(diff.key)
+            spec = ready.specs.get(diff.key)
             if spec is None:
                 continue
             kf = keyframes.get(diff.key)
-            sides = [
-                VideoMeasures(
-                    windows=stage_windows(segmentation.spans, video.times_s, clip_end_s(video)),
-                    frame_indices=video.frame_indices,
-                    times_s=video.times_s, kinematics=kin, keyframes=None if kf is None else (kf.a, kf.b)[i],
-                )
-                for i, (segmentation, video, kin) in enumerate(zip(localization.segmentations, videos, kinematics))
-            ]
+            sides = []
+            for i, (segmentation, video, track, kin) in enumerate(zip(localization.segmentations, videos, tracks, kinematics)):
+                windows = stage_windows(segmentation.spans, video.times_s, video.duration_s)
+                view = _view(track, windows, spec) if track is not None and QUANTITIES[spec.quantity].needs_pose else None
+                sides.append(VideoMeasures(
+                    windows=windows, frame_indices=video.frame_indices, times_s=video.times_s, kinematics=kin,
+                    keyframes=None if kf is None else (kf.a, kf.b)[i], frame_step_s=1.0 / video.fps_original,
+                    view=view, subject=subjects[i] if view is not None else None,
+                ))
             evidence.append(measure(diff.key, spec, *sides, stage_names, estimator=label, settings=settings))
-        return evidence
+        absent = {d.key: ready.absent.get(d.key, NO_MEASUREMENT) for d in proposal.differences if d.key not in ready.specs}
+        return PoseMeasurements(evidence=evidence, absent=absent)
 
-    async def _pose_frames(
-        self, sample: Sample, videos: tuple[VideoFrames, VideoFrames]
-    ) -> tuple[VideoFrames, VideoFrames]:
-        fps = self.config.pose.fps
-        if fps is None:  # the method's frames, whole (it keeps them shrunk for CLIP)
-            if videos[0] is videos[1]:
-                both = await asyncio.to_thread(unshrunk, videos[0])
-                return both, both
-            a, b = await asyncio.gather(*(asyncio.to_thread(unshrunk, v) for v in videos))
-            return a, b
-        data = self.config.data
-        return await read_pair(sample.videos, fps, data.max_side, data.video_backend)
+    async def _pose_frames(self, sample: Sample) -> tuple[VideoFrames, VideoFrames]:
+        """Both videos read again for their pose over their whole trim, at the rate :func:`pose_rate` picks for
+        each, whatever rate the method's own frames have."""
+        data, cfg = self.config.data, self.config.pose
+
+        def read(ref: VideoRef) -> VideoFrames:
+            info = probe_video(ref.path, ref.fps_original, data.video_backend)
+            start, end = resolve_trim(ref.frames_trim, info.n_frames, ref.path)
+            rate = pose_rate(end - start, info.fps, cfg.fps, cfg.native_up_to_frames)
+            return read_video_ref(ref, rate, data.max_side, data.video_backend)
+
+        a, b = sample.videos
+        if a == b:
+            frames = await asyncio.to_thread(read, a)
+            return frames, frames
+        first, second = await asyncio.gather(asyncio.to_thread(read, a), asyncio.to_thread(read, b))
+        return first, second
 
     def _tracks(self, videos: tuple[VideoFrames, VideoFrames]) -> tuple[PoseTrack, PoseTrack]:
         """Both videos' keypoints; one estimate at a time (a CPU-bound model, and a tracker's state per video)."""
         estimator = self.estimator()
         with self._lock:
-            track_a = estimate_track(videos[0], estimator, self.cache)
-            track_b = track_a if videos[1] is videos[0] else estimate_track(videos[1], estimator, self.cache)
+            subject = self.config.pose.subject
+            track_a = estimate_track(videos[0], estimator, self.cache, subject)
+            track_b = track_a if videos[1] is videos[0] else estimate_track(videos[1], estimator, self.cache, subject)
         return track_a, track_b
 
 
+def _view(track: PoseTrack, windows: np.ndarray, spec: MeasurementSpec) -> CameraView:
+    """The camera's view of the body over the pose frames of the measured stage (or the whole action)."""
+    start, end = (windows[0, 0], windows[-1, 1]) if spec.stage is None else windows[spec.stage]
+    return estimate_view(track, inside(track.times_s, float(start), float(end)))
+
+
+def _views_differ(a: CameraView, b: CameraView, *, tolerance_deg: float) -> Optional[str]:
+    return comparable_views(a, b, tolerance_deg)
+
+
 def clip_end_s(video: VideoFrames) -> float:
-    """When the clip ends, in its own seconds: the end of its last frame (the trim's end), not its last sampled one."""
-    if video.frame_times_s is None:
-        return (video.end - video.start) / video.fps_original
-    return float(video.frame_times_s[-1]) + 1.0 / video.fps_original
+    """When the clip ends, in its own seconds: the end of its last frame (sampled or not), from presentation times."""
+    return video.duration_s

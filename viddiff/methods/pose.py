@@ -1,15 +1,19 @@
 """The ``pose`` method: closed-mode verdicts from body-pose measurements alone, no VLM (docs/pose.md).
 
 Stages and links come from the proposer and the segmentation from the localizer, exactly as in the VidDiff
-method; then each difference is mapped to at most one measurement (one cached call to the proposer's model),
-measured in both videos on the same stage, and answered from the numbers: ``a``/``b`` when A and B differ
-by more than the quantity's margin (``pose.margins``) in the direction that makes the statement true, ``c``
-within the margin, and no answer where no measurement fits or the measurement is uncertain. Tempo
-statements ("B is slower in the descent") are stage durations, which need no pose model at all.
+method (on the method's own frames, ``data.default_fps``); then each difference is mapped to at most one
+measurement (one cached call to the proposer's model), measured in both videos on the same stage from the pose
+estimated at ``pose.fps``, and answered from the numbers: ``a``/``b`` when A and B differ by more than their
+combined uncertainty and the quantity's smallest meaningful difference (``pose.margins``) in the direction
+that makes the statement true, ``c`` within them, and no answer where no measurement fits, the measurement is
+uncertain or the views are not comparable. Tempo statements ("B is slower in the descent") are stage
+durations, which need no pose model at all.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections import Counter
 from typing import Any, Callable, Optional
 
 from viddiff.backends.llm import UsageMeter
@@ -19,7 +23,7 @@ from viddiff.methods.viddiff import VidDiffMethod, _frame_rate_notes
 from viddiff.pose.mapping import STAGE as POSE_STAGE
 from viddiff.pose.measure import decide
 from viddiff.schema import Mode, Prediction, Sample, SampleResult
-from viddiff.video import VideoFrames, read_pair
+from viddiff.video import VideoFrames
 
 
 class PoseMethod(VidDiffMethod):
@@ -31,12 +35,6 @@ class PoseMethod(VidDiffMethod):
 
     def model_calls(self) -> dict[str, ModelCallConfig]:
         return {"proposer": self.config.proposer, POSE_STAGE: self.pose_evidence.mapping_call()}
-
-    async def load_videos(self, sample: Sample, fps: Optional[float] = None) -> tuple[VideoFrames, VideoFrames]:
-        """Both videos at ``pose.fps`` when set (segmented and measured on the same frames), else the domain's fps."""
-        data = self.config.data
-        target = fps or self.config.pose.fps or data.fps_for(sample.domain)
-        return await read_pair(sample.videos, target, data.max_side, data.video_backend)
 
     async def aprocess(
         self,
@@ -61,26 +59,33 @@ class PoseMethod(VidDiffMethod):
         videos = videos or await self.load_videos(sample, fps)
         proposal = await self._proposal(sample, mode, meter)
         _notify(on_stage, "proposer")
-        localization = await self._localize_now(sample, mode, proposal, videos)
+        preparing = self.pose_evidence.begin(sample, proposal, meter)  # mapping and pose beside the localizer
+        try:
+            localization = await self._localize_now(sample, mode, proposal, videos)
+        except BaseException:
+            preparing.cancel()
+            await asyncio.gather(preparing, return_exceptions=True)
+            raise
         _notify(on_stage, "localizer")
-        evidence = await self.pose_evidence.measure(sample, proposal, localization, videos, meter, pose_videos=videos)
-        by_key = {e.key: e for e in evidence}
+        found = await self.pose_evidence.measure(sample, proposal, localization, videos, meter, prepared=preparing)
+        by_key = {e.key: e for e in found.evidence}
         margins = self.config.pose.margins.model_dump()
         predictions = []
         for diff in proposal.differences:
-            found = by_key.get(diff.key)
-            letter, why = decide(found, margins) if found is not None else (None, "no measurement fits this difference")
+            evidence = by_key.get(diff.key)
+            letter, why = decide(evidence, margins) if evidence is not None else (None, found.absent[diff.key])
             predictions.append(Prediction(key=diff.key, description=diff.description, prediction=letter, rationale=why))
         _notify(on_stage, POSE_STAGE)
-        n_measured = sum(e.status == "measured" for e in evidence)
+        count = Counter(e.status for e in found.evidence)
         notes = proposal.notes + localization.notes + _frame_rate_notes(videos) + [
-            f"pose: {n_measured} of {len(proposal.differences)} differences measured, "
-            f"{len(evidence) - n_measured} uncertain, {len(proposal.differences) - len(evidence)} not measurable"
+            f"pose: {count['measured']} of {len(proposal.differences)} differences measured, "
+            f"{count['uncertain']} uncertain, {count['not_comparable']} not comparable (different camera views), "
+            f"{len(found.absent)} not measurable"
         ]
         return SampleResult(
             sample_key=sample.sample_key, index=index, mode=mode, method=self.name, proposal=proposal, notes=notes,
             segmentations=localization.segmentations, keyframes=localization.keyframes, predictions=predictions,
-            usage=meter.by_stage(), evidence=evidence,
+            usage=meter.by_stage(), evidence=found.evidence, evidence_absent=found.absent,
         )
 
 

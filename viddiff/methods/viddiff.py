@@ -280,37 +280,48 @@ class VidDiffMethod:
                 segmenting.append(asyncio.ensure_future(self._segment(sample, mode, stages, differences, reading)))
 
             proposing = asyncio.ensure_future(self._proposal(sample, mode, meter, on_stage_plan=segment_early))
+            preparing: Optional[asyncio.Future] = None
             try:
                 proposal = await _first_failure_or(proposing, reading)
+                preparing = self._begin_evidence(sample, proposal, meter)  # the mapping and the pose, beside the rest
                 yield Proposed(proposal)
                 videos, _ = await reading
                 segmented = await segmenting[-1] if segmenting else None
                 localization = await self._localize(sample, mode, proposal, videos, reading, segmented)
+            except BaseException:
+                await _cancelled(*([preparing] if preparing else []))
+                raise
             finally:
                 await _cancelled(proposing, reading, *segmenting)
         else:
             videos = videos or await self.load_videos(sample, fps)
             proposal = await self._proposal(sample, mode, meter)
-            yield Proposed(proposal)
-            localization = await self._localize_now(sample, mode, proposal, videos)
+            preparing = self._begin_evidence(sample, proposal, meter)
+            try:
+                yield Proposed(proposal)
+                localization = await self._localize_now(sample, mode, proposal, videos)
+            except BaseException:
+                await _cancelled(*([preparing] if preparing else []))
+                raise
         yield Localized(localization)
         videos = await self._keyframe_stills(videos, localization)
         predictions: dict[str, Prediction] = {}
         # Measured context for the prompts must come first; evidence only for the results runs beside the judging.
-        measuring = asyncio.ensure_future(self._evidence(sample, proposal, localization, videos, meter))
+        measuring = asyncio.ensure_future(self._evidence(sample, proposal, localization, videos, meter, preparing))
         try:
-            evidence_first, measured = await measuring if self.config.differencer.pose_evidence else ([], {})
+            (evidence_first, absent_first), measured = await measuring if self.config.differencer.pose_evidence else (([], {}), {})
             known = {e.key: e for e in evidence_first}
             verdicts = self._verdicts(sample, mode, proposal, localization, videos, meter, measured)
             async with contextlib.aclosing(verdicts):
                 async for prediction in verdicts:
                     predictions[prediction.key] = prediction
-                    yield Judged(prediction, evidence=known.get(prediction.key))
-            evidence, _ = await measuring
+                    yield Judged(prediction, evidence=known.get(prediction.key), evidence_absent=absent_first.get(prediction.key))
+            (evidence, absent), _ = await measuring
         finally:
             await _cancelled(measuring)
         ordered = [predictions[d.key] for d in proposal.differences]
         result = self._result(sample, mode, index, proposal, localization, ordered, evidence, videos, meter)
+        result.evidence_absent = absent
         yield Finished(result, videos)
 
     async def _probe_videos(self, sample: Sample) -> None:
@@ -478,6 +489,10 @@ class VidDiffMethod:
             evidence=evidence,
         )
 
+    def _begin_evidence(self, sample: Sample, proposal: Proposal, meter: UsageMeter) -> Optional[asyncio.Future]:
+        """The pose mapping call and pose estimation, started as soon as the proposal is known (``None``: no pose)."""
+        return self.pose_evidence.begin(sample, proposal, meter) if self.pose_evidence.wanted else None
+
     async def _evidence(
         self,
         sample: Sample,
@@ -485,15 +500,16 @@ class VidDiffMethod:
         localization: Localization,
         videos: tuple[VideoFrames, VideoFrames],
         meter: UsageMeter,
-    ) -> tuple[list[Evidence], dict[str, str]]:
-        """Body-pose evidence (``pose.evidence`` / ``differencer.pose_evidence``; docs/pose.md), and the measured
-        context each difference's differencer prompt gets (only with ``differencer.pose_evidence``)."""
+        preparing: Optional[asyncio.Future] = None,
+    ) -> tuple[tuple[list[Evidence], dict[str, str]], dict[str, str]]:
+        """Body-pose evidence (``pose.evidence`` / ``differencer.pose_evidence``; docs/pose.md) with why each other
+        difference has none, and the measured context each difference's differencer prompt gets (only with
+        ``differencer.pose_evidence``)."""
         if not self.pose_evidence.wanted:
-            return [], {}
-        evidence = await self.pose_evidence.measure(sample, proposal, localization, videos, meter)
-        if not self.config.differencer.pose_evidence:
-            return evidence, {}
-        return evidence, {e.key: describe_evidence(e) for e in evidence}
+            return ([], {}), {}
+        found = await self.pose_evidence.measure(sample, proposal, localization, videos, meter, prepared=preparing)
+        context = {e.key: describe_evidence(e) for e in found.evidence} if self.config.differencer.pose_evidence else {}
+        return (found.evidence, found.absent), context
 
     async def arun_pair(self, sample: Sample, mode: Mode, *, fps: Optional[float] = None) -> PairRun:
         """Read both videos and process the pair, keeping the frames and the full result (what a report needs)."""

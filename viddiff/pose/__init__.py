@@ -5,6 +5,8 @@
 - :mod:`~viddiff.pose.track`: a video's keypoints over time, cached by content;
 - :mod:`~viddiff.pose.kinematics`: angles, lean, normalised widths and heights, speeds, with gaps and their reasons;
 - :mod:`~viddiff.pose.align`: stage-normalised time from a segmentation, and DTW;
+- :mod:`~viddiff.pose.sampling`, :mod:`~viddiff.pose.statistics`: the rate the pose is estimated at, and one
+  statistic over real time with its support and its series-borne uncertainty;
 - :mod:`~viddiff.pose.vocabulary`, :mod:`~viddiff.pose.mapping`, :mod:`~viddiff.pose.measure`: the closed vocabulary,
   the call mapping differences onto it, and the measured evidence with its verdict;
 - :mod:`~viddiff.pose.export`, :mod:`~viddiff.pose.drawing`: CSV files and skeleton overlays.

@@ -2,8 +2,9 @@
 
 A slower performance is not a different shape: once every stage of both videos spans the same unit interval
 (stage ``k`` spans ``[k, k + 1]`` of *stage time*), curves compare like with like, and how long each stage
-took is a separate fact (each window's length). Within a stage the mapping is linear; :func:`dtw_path`
-and :func:`warp_onto` additionally align two curves by dynamic time warping. Pure numpy, no I/O.
+took is a separate fact (each window's length). Within a stage the mapping is linear; :func:`dtw_path`,
+:func:`warp_onto` and :func:`warp_stage_times` additionally align two curves by dynamic time warping (for the
+overlay: statistics are taken over real time, :mod:`viddiff.pose.statistics`). Pure numpy, no I/O.
 """
 
 from __future__ import annotations
@@ -118,3 +119,28 @@ def warp_onto(reference: np.ndarray, other: np.ndarray) -> np.ndarray:
             counts[i] += 1
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(counts > 0, sums / counts, np.nan)
+
+
+def warp_stage_times(
+    time_a: np.ndarray, values_a: np.ndarray, time_b: np.ndarray, values_b: np.ndarray, n_stages: int, points: int = 20
+) -> np.ndarray:
+    """B's stage times re-timed onto A's inside each stage by DTW (stages stay aligned; only time inside them moves).
+
+    ``time_*`` are stage times of each video's samples (:func:`stage_time`), ``values_*`` the series there. Per
+    stage both are resampled onto ``points`` even steps, aligned by :func:`dtw_path`, and each B sample's stage
+    time is moved to where its point of the path lands on A's."""
+    time_a, time_b = np.asarray(time_a, dtype=np.float64), np.asarray(time_b, dtype=np.float64)
+    out = time_b.copy()
+    unit = np.linspace(0.0, 1.0, points)
+    for k in range(n_stages):
+        grids = []
+        for times, values in ((time_a, values_a), (time_b, values_b)):
+            rows = (times >= k) & (times <= k + 1) & np.isfinite(values)
+            grids.append(np.interp(k + unit, times[rows], np.asarray(values)[rows]) if rows.sum() >= 2 else None)
+        if grids[0] is None or grids[1] is None:
+            continue
+        path = np.array(dtw_path(grids[0], grids[1]))
+        onto = np.array([path[path[:, 1] == j, 0].mean() for j in range(points)]) / (points - 1)
+        rows = (time_b >= k) & (time_b < k + 1)
+        out[rows] = k + np.interp(time_b[rows] - k, unit, onto)
+    return out

@@ -51,6 +51,13 @@ def draw_skeleton(
     return np.asarray(image)
 
 
+def drawable(keypoints: Sequence[Optional[Sequence[float]]]) -> bool:
+    """Whether :func:`draw_skeleton` would draw at least one bone of these keypoints (a caption may say so)."""
+    found = {name for name, point in zip(JOINTS, keypoints)
+             if point is not None and np.isfinite(point[0]) and np.isfinite(point[1])}
+    return any(a in found and b in found for a, b in BONES)
+
+
 def track_keypoints(xy: np.ndarray, confidence: np.ndarray) -> list[Optional[tuple[float, float, float]]]:
     """One frame's ``(J, 2)`` positions and ``(J,)`` confidences as :func:`draw_skeleton` takes them."""
     return [
@@ -59,4 +66,4 @@ def track_keypoints(xy: np.ndarray, confidence: np.ndarray) -> list[Optional[tup
     ]
 
 
-__all__ = ["CENTRE", "LEFT", "RIGHT", "draw_skeleton", "track_keypoints"]
+__all__ = ["CENTRE", "LEFT", "RIGHT", "draw_skeleton", "drawable", "track_keypoints"]

@@ -1,26 +1,35 @@
-"""One difference's measurement in both videos, and the verdict the numbers alone support.
+"""One difference's measurement in both videos, with its interval, and the verdict the numbers alone support.
 
-:func:`measure` reads the kinematics series a :class:`~viddiff.schema.MeasurementSpec` names, restricted to
-its stage in each video (the stages come from the localizer's segmentation, so A and B are compared on the
-same part of the action), summarises them on stage-normalised time, and returns an
-:class:`~viddiff.schema.Evidence`: both values, or, when too few frames of the stage give a confident value
-in either video, the reason and no number. :func:`decide` turns a measured evidence into ``a``/``b``/``c``
-with a stated margin. Pure: arrays and pydantic models in and out.
+:func:`measure` reads the kinematics series a :class:`~viddiff.schema.MeasurementSpec` names over its stage in
+each video (the stages come from the localizer's segmentation, so A and B are compared on the same part of the
+action), over real time (:mod:`viddiff.pose.statistics`), and returns an :class:`~viddiff.schema.Evidence`:
+both values with their intervals; or, when too few frames or seconds give a confident value in either video,
+the reason and no number; or, when the two cameras see the body from views too different for a 2D quantity to
+mean the same thing, both values, the reason and ``not_comparable``. :func:`decide` turns a measured evidence
+into ``a``/``b`` only when the difference exceeds both the combined uncertainty and the quantity's smallest
+meaningful difference, else ``c`` "within measurement noise". Pure: arrays and pydantic models in and out.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, Optional, Sequence
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Literal, Mapping, Optional, Sequence
 
 import numpy as np
 
-from viddiff.pose.align import resample, stage_grid, stage_time, warp_onto
+from viddiff.pose.align import stage_time, warp_stage_times
 from viddiff.pose.kinematics import OK, Kinematics, REASON_PRIORITY, describe_reasons
+from viddiff.pose.statistics import Reading, coverage, frame_noise, inside, read_statistic, running_median, window_samples
 from viddiff.pose.vocabulary import QUANTITIES, label, normalised, series_names
-from viddiff.schema import Evidence, EvidenceCurve, EvidencePoint, Letter, MeasurementSpec, VideoKeyframes
+from viddiff.schema import (
+    CameraView, Evidence, EvidenceCurve, EvidenceInterval, EvidencePoint, Letter, MeasurementSpec, SubjectInfo,
+    VideoKeyframes,
+)
 
 _DIGITS = 4
+ViewCheck = Callable[[CameraView, CameraView], Optional[str]]
+"""Two views → ``None`` when a 2D body quantity compares between them, else the reason in words."""
 
 
 @dataclass(frozen=True)
@@ -31,17 +40,30 @@ class VideoMeasures:
     """(K, 2) seconds of each stage (:func:`viddiff.pose.align.stage_windows`)."""
     frame_indices: np.ndarray
     times_s: np.ndarray
-    """The frames the segmentation was made on (their frames count for durations)."""
+    """The frames the segmentation was made on (their frames count for durations; their spacing is how
+    uncertain a stage boundary is)."""
     kinematics: Optional[Kinematics] = None
     """``None`` when no measurement of this sample needs a pose."""
     keyframes: Optional[VideoKeyframes] = None
+    frame_step_s: float = 0.0
+    """The source's frame interval: how uncertain the clip's own start and end are."""
+    view: Optional[CameraView] = None
+    subject: Optional[SubjectInfo] = None
 
 
 @dataclass(frozen=True)
 class Settings:
     min_coverage: float = 0.5
-    points_per_stage: int = 20
+    min_frames: int = 10
+    min_seconds: float = 0.2
+    robust_window_s: float = 0.15
+    smoothing_frames: int = 3
+    """The kinematics' smoothing (to estimate frame noise from correlated neighbours)."""
+    noise_floors: Mapping[str, float] = field(default_factory=dict)
+    """:class:`viddiff.config.PoseNoiseFloorsConfig` as a mapping (absent = 0)."""
     alignment: Literal["stages", "dtw"] = "stages"
+    views_differ: Optional[ViewCheck] = None
+    """The comparability rule for 2D body quantities (``None``: views are not checked)."""
 
 
 def measure(
@@ -66,95 +88,205 @@ def measure(
     if a.kinematics is None or b.kinematics is None:
         raise ValueError(f"measurement {spec.quantity} needs the pose of both videos")
     names = series_names(spec)
-    series = [_combined(video.kinematics, names) for video in (a, b)]
-    windows = [_window(video.windows, spec.stage) for video in (a, b)]
-    problems, used = [], []
-    for which, video, (values, reasons), (start, end) in zip("AB", (a, b), series, windows):
+    where = f"'{stage_name}'" if stage_name else "the action"
+    floor = settings.noise_floors.get(spec.quantity, 0.0)
+    readings, problems, curves, points = [], [], [], []
+    for which, video in zip("AB", (a, b)):
         kin = video.kinematics
-        inside = _inside(kin.times_s, start, end)
-        n_inside = int(inside.sum())
-        valid = inside & np.isfinite(values)
-        used.append([int(f) for f in kin.frame_indices[valid]])
-        where = f"'{stage_name}'" if stage_name else "the action"
-        if n_inside == 0:
-            problems.append(f"video {which}: no pose frame falls in {where} (it is shorter than the time between pose frames)")
-        elif valid.sum() < settings.min_coverage * n_inside:
-            why = describe_reasons(reasons[inside]) or "no confident value"
-            problems.append(f"video {which}: {why} in {n_inside - int(valid.sum())} of {n_inside} frames of {where}")
-    curve_a, curve_b = (
-        resample(video.kinematics.times_s, values, video.windows, settings.points_per_stage)
-        for video, (values, _) in zip((a, b), series)
-    )
-    if settings.alignment == "dtw":
-        curve_b = _warped(curve_a, curve_b, len(stage_names), settings.points_per_stage)
-    grid = stage_grid(len(stage_names), settings.points_per_stage)
-    curve = EvidenceCurve(stage_time=_rounded(grid), a=_rounded(curve_a), b=_rounded(curve_b))
-    points = [_points(video, values) for video, (values, _) in zip((a, b), series)]
+        raw, reasons = _combined(kin, names)
+        series = running_median(raw, window_samples(kin.times_s, settings.robust_window_s))
+        start, end = _window(video.windows, spec.stage)
+        reading = _reading(spec.statistic, kin.times_s, series, raw, video, start, end, settings)
+        readings.append((reading, _interval(reading, spec, kin.times_s, series, raw, video, settings, floor)))
+        problems += _problems(which, where, kin.times_s, series, reasons, start, end, reading, settings)
+        curves.append((stage_time(kin.times_s, video.windows), series))
+        points.append(_points(video, series))
+    curve = _curve(curves, len(stage_names), settings.alignment, (a.windows, b.windows))
+    (read_a, interval_a), (read_b, interval_b) = readings
     evidence = Evidence(
-        **common, estimator=estimator, curve=curve, frames_a=used[0], frames_b=used[1],
+        **common, estimator=estimator, curve=curve,
+        frames_a=[int(f) for f in a.kinematics.frame_indices[read_a.used]],
+        frames_b=[int(f) for f in b.kinematics.frame_indices[read_b.used]],
         keyframes_a=points[0], keyframes_b=points[1], status="uncertain", reason="; ".join(problems),
+        view_a=a.view, view_b=b.view, subject_a=a.subject, subject_b=b.subject,
     )
     if problems:
         return evidence
-    points = settings.points_per_stage
-    in_stage = slice(spec.stage * points, (spec.stage + 1) * points) if spec.stage is not None else slice(None)
-    value_a, value_b = (
-        _statistic(spec.statistic, samples=values[_inside(video.kinematics.times_s, start, end)], curve=c[in_stage])
-        for video, (values, _), (start, end), c in zip((a, b), series, windows, (curve_a, curve_b))
-    )
-    if value_a is None or value_b is None:
-        return evidence.model_copy(update={"reason": f"the {spec.statistic} is undefined: the curve has a gap there"})
-    return evidence.model_copy(update={"status": "measured", "value_a": value_a, "value_b": value_b, "reason": ""})
+    values = dict(value_a=_round(read_a.value), value_b=_round(read_b.value), interval_a=interval_a, interval_b=interval_b)
+    views = comparability(a.view, b.view, settings.views_differ)
+    if views is not None:
+        return evidence.model_copy(update={**values, "status": "not_comparable", "reason": views})
+    return evidence.model_copy(update={**values, "status": "measured", "reason": ""})
 
 
-def decide(evidence: Evidence, margins: dict[str, float]) -> tuple[Optional[Letter], str]:
-    """``a``/``b`` where A and B differ by more than the quantity's margin (``c`` otherwise), with the reason;
-    ``None`` for an uncertain measurement (no number, no verdict).
+def comparability(view_a: Optional[CameraView], view_b: Optional[CameraView], views_differ: Optional[ViewCheck]) -> Optional[str]:
+    """Why a 2D body quantity does not compare between these two views (``None``: it does, or they are unknown).
+
+    A joint angle, a lean, a width or a speed seen in the image is a projection: the same movement filmed from
+    the side and from the front gives different numbers, so comparing them would measure the cameras. Tempo
+    and durations need no projection and always compare (they never reach this rule)."""
+    if view_a is None or view_b is None or views_differ is None:
+        return None
+    return views_differ(view_a, view_b)
+
+
+def decide(evidence: Evidence, margins: Mapping[str, float]) -> tuple[Optional[Letter], str]:
+    """``a``/``b`` where A and B differ by more than their combined uncertainty *and* the quantity's smallest
+    meaningful difference, in the direction that makes the statement true; ``c`` otherwise, "within measurement
+    noise (±x)" or "below the smallest meaningful difference"; ``None`` (no verdict) for an uncertain or
+    not comparable measurement.
 
     ``margins``: ``angle_deg`` and ``length`` (absolute differences), ``speed_ratio`` and ``duration_ratio``.
     """
-    if evidence.status != "measured":
+    if evidence.status == "uncertain":
         return None, f"not measured: {evidence.reason}"
+    if evidence.status == "not_comparable":
+        return None, f"{describe_evidence(evidence)}; not compared: {evidence.reason}"
     a, b = evidence.value_a, evidence.value_b
     kind = QUANTITIES[evidence.measurement.quantity].margin
     unit = evidence.unit
-    numbers = f"{evidence.label}: A {shown_value(a, unit)}, B {shown_value(b, unit)}"
+    numbers = f"{evidence.label}: A {_with_interval(a, evidence.interval_a, unit)}, B {_with_interval(b, evidence.interval_b, unit)}"
+    ua = evidence.interval_a.half_width if evidence.interval_a else 0.0
+    ub = evidence.interval_b.half_width if evidence.interval_b else 0.0
     if kind in ("angle", "length"):
         margin = margins["angle_deg" if kind == "angle" else "length"]
-        decisive = abs(a - b) > margin
-        gap = f"B − A = {shown_value(b - a, unit, signed=True)}, margin {shown_value(margin, unit)}"
+        gap, noise = abs(b - a), math.hypot(ua, ub)
+        gap_text = f"B − A = {shown_value(b - a, unit, signed=True)}"
+        noise_text, margin_text = f"±{shown_value(noise, unit)}", shown_value(margin, unit)
+        big_enough = gap > margin
     else:
         ratio = margins[f"{kind}_ratio"]
         low, high = sorted((abs(a), abs(b)))
-        decisive = high > 0 and (low == 0 or high / low >= ratio)
-        gap = f"ratio {(high / low if low else float('inf')):.3g}, margin ×{ratio:g}"
-    if not decisive:
-        return "c", f"{numbers} ({gap}): within the margin"
+        if low == 0:
+            return (None, f"{numbers}: a zero value, no ratio") if high == 0 else _letter(evidence, a, b, f"{numbers}; one value is zero")
+        gap = math.log(high / low)
+        noise = math.hypot(ua / abs(a), ub / abs(b))
+        gap_text = f"ratio {high / low:.3g}"
+        noise_text, margin_text = f"±{100 * noise:.2g}%", f"×{ratio:g}"
+        big_enough = high / low >= ratio
+    if gap <= noise:
+        return "c", f"{numbers} ({gap_text}): within measurement noise ({noise_text})"
+    if not big_enough:
+        return "c", f"{numbers} ({gap_text}, noise {noise_text}): below the smallest meaningful difference ({margin_text})"
+    return _letter(evidence, a, b, f"{numbers} ({gap_text}, beyond noise {noise_text} and {margin_text})")
+
+
+def _letter(evidence: Evidence, a: float, b: float, why: str) -> tuple[Letter, str]:
     greater = "a" if a > b else "b"
     letter: Letter = greater if evidence.measurement.direction == "greater" else ("b" if greater == "a" else "a")
     side = "greater" if evidence.measurement.direction == "greater" else "smaller"
-    return letter, f"{numbers} ({gap}); the statement holds for the {side} value"
+    return letter, f"{why}; the statement holds for the {side} value"
 
 
 def describe_evidence(evidence: Evidence) -> str:
-    """One line for people and prompts: "minimum knee angle during 'descent': video A 92.1°, video B 104°"."""
-    if evidence.status != "measured":
+    """One line for people and prompts: "minimum knee angle during 'descent': video A 92.1° ±4.2° (18 frames,
+    0.6 s), video B 104° ±3.9° (17 frames, 0.57 s)"."""
+    if evidence.status == "uncertain":
         return f"{evidence.label}: not measured reliably ({evidence.reason})"
-    return (
-        f"{evidence.label}: video A {shown_value(evidence.value_a, evidence.unit)}, "
-        f"video B {shown_value(evidence.value_b, evidence.unit)}"
+    sides = ", ".join(
+        f"video {which} {_with_interval(value, interval, evidence.unit)}{_support(interval)}"
+        for which, value, interval in (("A", evidence.value_a, evidence.interval_a), ("B", evidence.value_b, evidence.interval_b))
     )
+    return f"{evidence.label}: {sides}"
+
+
+def _with_interval(value: float, interval: Optional[EvidenceInterval], unit: str) -> str:
+    if interval is None or interval.half_width <= 0:
+        return shown_value(value, unit)
+    number, spread = _significant(value), _significant(interval.half_width)
+    return f"{number} ±{spread}°" if unit == "°" else f"{number} ±{spread} {unit}"
+
+
+def _support(interval: Optional[EvidenceInterval]) -> str:
+    if interval is None:
+        return ""
+    return f" ({interval.frames} frames, {interval.seconds:.2g} s)"
 
 
 def _duration(common: dict, spec: MeasurementSpec, a: VideoMeasures, b: VideoMeasures) -> Evidence:
-    values, used = [], []
+    """A stage's (or the whole clip's) length from presentation times. A boundary between two stages is known
+    to half a segmentation step; the clip's own ends to half a source frame."""
+    values, used, intervals = [], [], []
     for video in (a, b):
         start, end = _window(video.windows, spec.stage)
         values.append(round(float(end - start), _DIGITS))
-        used.append([int(f) for f in video.frame_indices[_inside(video.times_s, start, end)]])
+        rows = inside(video.times_s, start, end)
+        used.append([int(f) for f in video.frame_indices[rows]])
+        inner = sum(_inner_edges(video.windows, spec.stage))
+        step = _step(video.times_s)
+        boundaries = math.sqrt(inner) * step / 2
+        sampling = math.sqrt(2 - inner) * video.frame_step_s / 2
+        intervals.append(EvidenceInterval(
+            half_width=_round(math.hypot(boundaries, sampling)), boundaries=_round(boundaries), sampling=_round(sampling),
+            frames=int(rows.sum()), seconds=round(float(end - start), _DIGITS),
+        ))
     return Evidence(
-        **common, status="measured", value_a=values[0], value_b=values[1], frames_a=used[0], frames_b=used[1]
+        **common, status="measured", value_a=values[0], value_b=values[1], frames_a=used[0], frames_b=used[1],
+        interval_a=intervals[0], interval_b=intervals[1],
     )
+
+
+def _reading(
+    statistic: str, times: np.ndarray, series: np.ndarray, raw: np.ndarray, video: VideoMeasures,
+    start: float, end: float, settings: Settings,
+) -> Reading:
+    return read_statistic(
+        statistic, times, series, start, end, noise=frame_noise(raw, settings.smoothing_frames),
+        smoothing_frames=settings.smoothing_frames, edge_samples=window_samples(times, settings.robust_window_s),
+    )
+
+
+def _interval(
+    reading: Reading, spec: MeasurementSpec, times: np.ndarray, series: np.ndarray, raw: np.ndarray,
+    video: VideoMeasures, settings: Settings, floor: float,
+) -> Optional[EvidenceInterval]:
+    """The reading's ± half-width: frame noise, sampling, the stage boundaries' uncertainty and the noise floor."""
+    if reading.value is None:
+        return None
+    boundaries = 0.0
+    step = _step(video.times_s)
+    start, end = _window(video.windows, spec.stage)
+    inner_start, inner_end = _inner_edges(video.windows, spec.stage)
+    # A stage starts at the first segmented frame labelled with it: the change happened after the frame before.
+    for moved in ([(start - step, end)] if inner_start else []) + ([(start, end - step)] if inner_end else []):
+        other = _reading(spec.statistic, times, series, raw, video, *moved, settings)
+        if other.value is not None:
+            boundaries = max(boundaries, abs(other.value - reading.value))
+    if QUANTITIES[spec.quantity].relative_floor:
+        floor = floor * abs(reading.value)
+    parts = (reading.frame_noise, reading.sampling, boundaries, floor)
+    at = None if reading.at_s is None else float(stage_time(np.array([reading.at_s]), video.windows)[0])
+    return EvidenceInterval(
+        half_width=_round(math.sqrt(sum(p * p for p in parts))), frame_noise=_round(parts[0]), sampling=_round(parts[1]),
+        boundaries=_round(parts[2]), noise_floor=_round(parts[3]), frames=reading.frames,
+        seconds=round(reading.seconds, _DIGITS), at_s=None if reading.at_s is None else round(reading.at_s, _DIGITS),
+        at_stage_time=None if at is None or not np.isfinite(at) else round(at, _DIGITS),
+    )
+
+
+def _problems(
+    which: str, where: str, times: np.ndarray, series: np.ndarray, reasons: np.ndarray, start: float, end: float,
+    reading: Reading, settings: Settings,
+) -> list[str]:
+    """Why this video's reading cannot be trusted (empty: it can)."""
+    rows = inside(times, start, end)
+    n_inside = int(rows.sum())
+    if n_inside == 0:
+        return [f"video {which}: no pose frame falls in {where} (it is shorter than the time between pose frames)"]
+    valid = int((rows & np.isfinite(series)).sum())
+    if valid < settings.min_coverage * n_inside:
+        why = describe_reasons(reasons[rows]) or "no confident value"
+        return [f"video {which}: {why} in {n_inside - valid} of {n_inside} frames of {where}"]
+    seconds = float(coverage(times, start, end)[rows & np.isfinite(series)].sum())
+    if valid < settings.min_frames or seconds < settings.min_seconds:
+        remedy = "; raise pose.fps" if valid < settings.min_frames else ""
+        return [
+            f"video {which}: too little to go on in {where}: {valid} pose frames over {seconds:.2g} s "
+            f"(at least {settings.min_frames} frames and {settings.min_seconds:g} s are needed{remedy})"
+        ]
+    if reading.value is None:
+        return [f"video {which}: the {where} has no value for this statistic"]
+    return []
 
 
 def _combined(kin: Kinematics, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -178,39 +310,29 @@ def _window(windows: np.ndarray, stage: Optional[int]) -> tuple[float, float]:
     return float(windows[stage, 0]), float(windows[stage, 1])
 
 
-def _inside(times: np.ndarray, start: float, end: float) -> np.ndarray:
-    return (times >= start - 1e-9) & (times < end - 1e-9)
+def _inner_edges(windows: np.ndarray, stage: Optional[int]) -> tuple[bool, bool]:
+    """Whether the window's start and end are boundaries between stages (uncertain) rather than the clip's ends."""
+    if stage is None:
+        return False, False
+    return stage > 0, stage < len(windows) - 1
 
 
-def _statistic(statistic: str, *, samples: np.ndarray, curve: np.ndarray) -> Optional[float]:
-    """Extremes and ends from the frames themselves (interpolation would shave peaks); the mean over
-    stage-normalised time, from the resampled (and, with DTW, warped) curve, so a slow part weighs no more."""
-    values = curve if statistic == "mean" else samples
-    finite = values[np.isfinite(values)]
-    if not len(finite):
-        return None
-    if statistic == "start":
-        result = finite[0]
-    elif statistic == "end":
-        result = finite[-1]
-    elif statistic == "min":
-        result = finite.min()
-    elif statistic == "max":
-        result = finite.max()
-    elif statistic == "range":
-        result = finite.max() - finite.min()
-    else:
-        result = finite.mean()
-    return round(float(result), _DIGITS)
+def _step(times: np.ndarray) -> float:
+    return float(np.median(np.diff(times))) if len(times) > 1 else 0.0
 
 
-def _warped(curve_a: np.ndarray, curve_b: np.ndarray, n_stages: int, points: int) -> np.ndarray:
-    """B's curve warped onto A's within each stage (stages stay aligned; DTW only moves time inside them)."""
-    out = np.array(curve_b, dtype=np.float64)
-    for k in range(n_stages):
-        part = slice(k * points, (k + 1) * points)
-        out[part] = warp_onto(curve_a[part], curve_b[part])
-    return out
+def _curve(
+    curves: list[tuple[np.ndarray, np.ndarray]], n_stages: int, alignment: str, windows: tuple[np.ndarray, np.ndarray]
+) -> EvidenceCurve:
+    """Each video's series at its own frames against stage time (B re-timed onto A inside each stage with DTW)."""
+    (time_a, series_a), (time_b, series_b) = curves
+    if alignment == "dtw":
+        time_b = warp_stage_times(time_a, series_a, time_b, series_b, n_stages)
+    keep_a, keep_b = np.isfinite(time_a), np.isfinite(time_b)
+    return EvidenceCurve(
+        stage_time_a=[round(float(t), _DIGITS) for t in time_a[keep_a]], a=_rounded(series_a[keep_a]),
+        stage_time_b=[round(float(t), _DIGITS) for t in time_b[keep_b]], b=_rounded(series_b[keep_b]),
+    )
 
 
 def _points(video: VideoMeasures, values: np.ndarray) -> list[EvidencePoint]:
@@ -218,7 +340,7 @@ def _points(video: VideoMeasures, values: np.ndarray) -> list[EvidencePoint]:
     if video.keyframes is None or video.kinematics is None:
         return []
     kin = video.kinematics
-    step = float(np.median(np.diff(kin.times_s))) if len(kin.times_s) > 1 else 0.0
+    step = _step(kin.times_s)
     points = []
     for frame_index, time_s in zip(video.keyframes.frame_indices, video.keyframes.times_s):
         u = float(stage_time(np.array([time_s]), video.windows)[0])
@@ -243,10 +365,26 @@ def _rounded(values: np.ndarray) -> list[Optional[float]]:
     return [round(float(v), _DIGITS) if np.isfinite(v) else None for v in values]
 
 
+def _round(value: Optional[float]) -> Optional[float]:
+    return None if value is None else round(float(value), _DIGITS)
+
+
+def _significant(value: float) -> str:
+    return f"{value:.3g}"
+
+
 def shown_value(value: float, unit: str, *, signed: bool = False) -> str:
     """A measured value as people read it: three significant digits and its unit ("92.1°", "0.41 s")."""
     number = f"{value:+.3g}" if signed else f"{value:.3g}"
     return f"{number}{unit}" if unit == "°" else f"{number} {unit}"
 
 
-__all__ = ["Settings", "VideoMeasures", "decide", "describe_evidence", "measure", "shown_value"]
+def shown_interval(value: float, interval: Optional[EvidenceInterval], unit: str) -> str:
+    """A value with its interval ("92.1 ±4.2°"); the bare value when it has none."""
+    return _with_interval(value, interval, unit)
+
+
+__all__ = [
+    "Settings", "VideoMeasures", "ViewCheck", "comparability", "decide", "describe_evidence", "measure",
+    "shown_interval", "shown_value",
+]

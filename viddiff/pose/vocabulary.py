@@ -26,6 +26,9 @@ class Quantity:
     sided: bool = False
     needs_pose: bool = True
     margin: Margin = "length"
+    relative_floor: bool = False
+    """Its noise floor (:class:`viddiff.config.PoseNoiseFloorsConfig`, by the quantity's name) is a share of the
+    value rather than an absolute amount."""
 
 
 QUANTITIES: dict[str, Quantity] = {
@@ -50,7 +53,7 @@ QUANTITIES: dict[str, Quantity] = {
         Quantity("hip_height", "torso lengths", "height of the hips above the ankles, in torso lengths (smaller = "
                  "hips lower, e.g. a deeper squat)"),
         Quantity("speed", "torso lengths/s", "speed of one body part (give body_part), in torso lengths per second",
-                 sided=True, margin="speed"),
+                 sided=True, margin="speed", relative_floor=True),
         Quantity("duration", "s", "how long the stage (or the whole action) lasts, in seconds; larger = slower "
                  "tempo; needs no pose", needs_pose=False, margin="duration"),
     )

@@ -17,7 +17,7 @@ from viddiff.config import Config
 from viddiff.eval.closed import ClosedRecord
 from viddiff.eval.open import OpenRecord
 from viddiff.report import media
-from viddiff.report.evidence import evidence_view, skeleton_frame
+from viddiff.report.evidence import absent_view, evidence_view, skeleton_frame
 from viddiff.report.standins import localised_with_clip
 from viddiff.report.timeline import ClipClock, axis_ticks, stage_colour, stage_spans
 from viddiff.report.views import (
@@ -25,6 +25,7 @@ from viddiff.report.views import (
     CheckView,
     CostView,
     DifferenceView,
+    EvidenceView,
     FrameView,
     GroundTruthView,
     KeyframeRow,
@@ -230,8 +231,15 @@ def _difference_view(
         scope_note="visible throughout: keyframes spread over the whole clip" if global_scope else None,
         rows=_keyframe_rows(kf, videos, clocks, playable, evidence) if kf else [],
         ground_truth=_ground_truth(pred.key, records),
-        evidence=evidence_view(evidence, stage_names) if evidence is not None else None,
+        evidence=_evidence_view(evidence, result.evidence_absent.get(pred.key), stage_names),
     )
+
+
+def _evidence_view(evidence: Optional[Evidence], absent: Optional[str], stage_names: list[str]) -> Optional[EvidenceView]:
+    """The measurement, or, when pose evidence was asked for and there is none, why (every statement gets a line)."""
+    if evidence is not None:
+        return evidence_view(evidence, stage_names)
+    return absent_view(absent) if absent else None
 
 
 def _keyframe_rows(
@@ -272,8 +280,7 @@ def _frame_view(
     view = FrameView(video=label, frame_index=frame_index, time_s=time_s)
     if frames is None:
         return view
-    pixels = skeleton_frame(frames.at([frame_index])[0], pose)
-    view.skeleton = bool(pose and pose.keypoints)
+    pixels, view.skeleton = skeleton_frame(frames.at([frame_index])[0], pose)
     view.src = media.jpeg_data_url(pixels)
     view.width, view.height = media.display_size(pixels.shape[1], pixels.shape[0])
     return view

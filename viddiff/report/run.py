@@ -159,13 +159,11 @@ def _key(item: tuple[int, Sample]) -> tuple[int, str]:
 def _read_videos(
     sample: Sample, cfg: Config, result: SampleResult
 ) -> tuple[Optional[tuple[VideoFrames, ...]], list[str]]:
-    """The sample's videos at the fps the method used (a task's own rate, where it has one; the ``pose``
-    method's is ``pose.fps`` when set), with only the keyframes kept whole (pages and figures show no other
-    frame); a video that became unreadable leaves the page without frames."""
+    """The sample's videos at the fps the method used (a task's own rate, where it has one; the ``pose`` method
+    segments the same frames, and estimates its pose on its own), with only the keyframes kept whole (pages and
+    figures show no other frame); a video that became unreadable leaves the page without frames."""
     task_fps = sample.task.fps if sample.task is not None else None
     fps = cfg.data.fps_by_domain.get(sample.domain, task_fps or cfg.data.default_fps)
-    if result.method == "pose" and cfg.pose.fps:
-        fps = cfg.pose.fps
     shown = ([f for k in result.keyframes for f in k.a.frame_indices], [f for k in result.keyframes for f in k.b.frame_indices])
     try:
         videos = tuple(

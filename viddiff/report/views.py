@@ -157,12 +157,30 @@ class PlotLine(_View):
 
 
 class PlotMarker(_View):
-    """The quantity at one keyframe."""
+    """The quantity at one keyframe (its value is in the tooltip: labels there would crowd the statistic's)."""
 
     video: Literal["A", "B"]
     x: float
     y: float
     label: str
+
+
+class PlotReading(_View):
+    """The quoted statistic of one video where it was read: a point (an extreme, a start, an end) or a level across
+    the window (a mean), with its interval as an error bar, and its label placed clear of the other video's."""
+
+    video: Literal["A", "B"]
+    x0: float
+    x1: float
+    """The same for a point; the window's ends for a level."""
+    y: float
+    y_low: float
+    y_high: float
+    """The interval, drawn as an error bar (equal to ``y`` when the value has none)."""
+    label: str
+    label_x: float
+    label_y: float
+    anchor: Literal["start", "end"] = "start"
 
 
 class PlotTick(_View):
@@ -178,7 +196,8 @@ class PlotStage(_View):
 
 
 class EvidencePlot(_View):
-    """The measured quantity against stage-normalised time, A and B overlaid (SVG user units)."""
+    """The measured series against stage-normalised time, A and B overlaid (SVG user units): the same values the
+    statistic was read from, so the quoted value lies on its curve."""
 
     width: float
     height: float
@@ -190,21 +209,33 @@ class EvidencePlot(_View):
     ticks: list[PlotTick]
     lines: list[PlotLine]
     markers: list[PlotMarker]
+    readings: list[PlotReading] = Field(default_factory=list)
+    y_label: str = ""
+    """What the vertical axis measures, with its unit ("knee angle (°)")."""
+    x_label: str = ""
     highlight: Optional[PlotStage] = None
     """The stage the measurement summarises (``None``: the whole action)."""
 
 
 class EvidenceView(_View):
-    """A difference's body-pose measurement: the numbers, or why there are none, and its plot."""
+    """A difference's body-pose measurement: the numbers with their intervals, or why there are none, and its plot."""
 
     label: str
-    measured: bool
+    status: Literal["measured", "uncertain", "not_comparable", "absent"] = "measured"
     value_a: str = ""
     value_b: str = ""
+    """Each value with its interval ("88.7 ±1.2°")."""
     reason: str = ""
     estimator: str = ""
     frames: str = ""
+    """What the values rest on: frames and seconds in each video."""
+    views: str = ""
+    """Each camera's view of the body and who was measured, when known."""
     plot: Optional[EvidencePlot] = None
+
+    @property
+    def measured(self) -> bool:
+        return self.status == "measured"
 
 
 class DifferenceView(_View):
