@@ -219,7 +219,7 @@ def people_row(label: str, path: Path, estimator, cache: Cache) -> list[str]:
         counts = people_counts(people)
         seen = f"max {int(np.max(counts))}, ≥2 in {int(np.sum(counts >= 2))} frames" if len(counts) else "0"
     return [label, f"{video.frames.shape[2]}x{video.frames.shape[1]}", str(len(detected)),
-            f"{detected.mean():.0%}", seen, "not reported by this version" if subject is None else str(subject),
+            f"{detected.mean():.0%}", seen, "not reported by this version" if subject is None else str(subject)[:80],
             str(jumps(track.xy))]
 
 
