@@ -196,8 +196,3 @@ def _view(track: PoseTrack, windows: np.ndarray, spec: MeasurementSpec) -> Camer
 
 def _views_differ(a: CameraView, b: CameraView, *, tolerance_deg: float) -> Optional[str]:
     return comparable_views(a, b, tolerance_deg)
-
-
-def clip_end_s(video: VideoFrames) -> float:
-    """When the clip ends, in its own seconds: the end of its last frame (sampled or not), from presentation times."""
-    return video.duration_s
