@@ -414,7 +414,7 @@ def _add_pose(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPa
     )
     pose.add_argument(
         "--fps", type=float,
-        help="frames per second to estimate at (default: pose.fps, 15; 30 when pose.fps is null)",
+        help=f"frames per second to estimate at (default: pose.fps, i.e. {Config().pose.fps:g}; 30 when that is null)",
     )
     pose.add_argument(
         "--fps-original", type=float, metavar="FPS",

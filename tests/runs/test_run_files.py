@@ -99,12 +99,13 @@ def _run_limited(limit: int, args: list[str]) -> subprocess.CompletedProcess:
 def test_a_file_size_limit_mid_run_is_one_line_and_resumable(synth_dir, server, clean, tmp_path):
     """RLIMIT_FSIZE lets samples.jsonl take its first lines and half of the next (a real short write)."""
     lines = [len(x) for x in (clean / "samples.jsonl").read_bytes().splitlines(keepends=True)]
-    # The limit falls half-way through the first line that ends past config.yaml's size, so that it hits
-    # samples.jsonl (written line by line, one sample at a time here), not config.yaml.
-    config_size = (clean / "config.yaml").stat().st_size
-    kept = next(k for k in range(len(lines)) if sum(lines[:k]) + lines[k] // 2 > config_size)
-    assert 1 <= kept < len(lines)
-    limit = sum(lines[:kept]) + lines[kept] // 2
+    # The limit falls inside the first line that ends well past config.yaml's size (half-way through it where
+    # that is past config.yaml), so that it hits samples.jsonl (written line by line, one sample at a time
+    # here), not config.yaml, whose size differs a little between runs (it names their paths).
+    room = (clean / "config.yaml").stat().st_size + 256
+    kept = next(k for k in range(len(lines)) if sum(lines[: k + 1]) > room)
+    limit = max(sum(lines[:kept]) + lines[kept] // 2, room)
+    assert 1 <= kept < len(lines) and limit < sum(lines[: kept + 1])
     out = tmp_path / "run"
     proc = _run_limited(limit, _args(synth_dir, out, server, tmp_path / "c.sqlite"))
     assert proc.returncode == 2, proc.stderr

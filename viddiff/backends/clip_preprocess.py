@@ -5,7 +5,7 @@ centre-crop, scale to [0, 1], normalise). On a GPU that single CPU thread, not t
 per second. :func:`tensor_transform` reads the steps of the model's own transform and redoes them on a
 ``(N, 3, H, W)`` uint8 batch with ``torchvision.transforms.functional`` on the batch's device, rounding the
 resized pixels to uint8 as PIL does. The result equals PIL's to one grey level (cosine ≥ 0.9999 of the
-embeddings; ``tests/backends/test_clip_preprocess.py``). A transform with a step not known here gets
+embeddings; ``tests/backends/test_clip_batching.py``). A transform with a step not known here gets
 ``None``, and the caller keeps PIL.
 """
 
