@@ -4,6 +4,7 @@ The API and the job store only ever submit a :class:`JobSpec`, cancel a job by i
 :data:`JobUpdate` s through one callback; they never see how or where a comparison runs. So another
 executor (Ray actors on GPU machines) can be added beside :class:`LocalExecutor` without touching them.
 
+:class:`WorkerPool` holds what every executor shares (the queue, cancellation, the job's end states);
 :class:`LocalExecutor` is a bounded pool of worker tasks in the server's event loop, all driving one shared
 :class:`viddiff.api.VidDiff` (models load once). Each job is ``VidDiff.aevents`` turned into the app events of
 ``VidDiff.astream`` by :class:`viddiff.api.EventView`, the same conversion ``viddiff compare --json-lines``
@@ -16,9 +17,10 @@ import asyncio
 import contextlib
 import logging
 import threading
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Awaitable, Callable, Literal, Optional, Protocol, Union
+from typing import AsyncIterator, Awaitable, Callable, Literal, Optional, Protocol, Union
 
 from pydantic import BaseModel
 
@@ -107,18 +109,27 @@ def failure_message(exc: BaseException) -> str:
     return f"internal error ({type(exc).__name__}); the server log has the details"
 
 
-class LocalExecutor:
-    """A bounded pool of worker tasks in this process, on one shared ``VidDiff``.
+async def comparison_events(vd: VidDiff, spec: JobSpec) -> AsyncIterator[CompareEvent]:
+    """One job's events: ``VidDiff.aevents`` as the app events of ``VidDiff.astream``, the report written
+    before the result is passed on (wherever the comparison runs)."""
+    sample, mode = build_sample(
+        spec.video_a, spec.video_b, spec.action, differences=spec.differences, n_differences=spec.n_differences
+    )
+    view = EventView(spec.action)
+    events = vd.aevents(sample, mode)
+    async with contextlib.aclosing(events):
+        async for event in events:
+            if isinstance(event, Finished) and spec.report_path:
+                videos = event.videos or await vd.load_videos(sample)
+                await asyncio.to_thread(_write_report, Path(spec.report_path), PairRun(sample, videos, event.result), vd)
+            yield view.convert(event)
 
-    ``make_vid_diff(pose)`` builds the ``VidDiff`` for jobs without / with body-pose measuring; each is built
-    once, on first need, and shared by every job after.
-    """
 
-    def __init__(self, make_vid_diff: Callable[[bool], VidDiff], workers: int):
-        self._make = make_vid_diff
-        self._workers = workers
-        self._vid_diffs: dict[bool, VidDiff] = {}
-        self._building = threading.Lock()  # workers ask from their threads; each VidDiff is built once
+class WorkerPool(ABC):
+    """Worker tasks taking submitted jobs in order: what every :class:`Executor` shares. A subclass says how
+    one job runs (:meth:`_execute`); the pool reports it started, and ended done, failed or cancelled."""
+
+    def __init__(self) -> None:
         self._queue: asyncio.Queue[JobSpec] = asyncio.Queue()
         self._waiting: set[str] = set()
         self._running: dict[str, asyncio.Task] = {}
@@ -126,10 +137,12 @@ class LocalExecutor:
         self._on_update: Optional[OnUpdate] = None
         self._stopping = False
 
-    async def start(self, on_update: OnUpdate) -> None:
-        self._on_update = on_update
-        await asyncio.to_thread(self._vid_diff, False)  # load before the first job (CLIP loads on first use)
-        self._tasks = [asyncio.create_task(self._work(), name=f"viddiff-worker-{i}") for i in range(self._workers)]
+    @abstractmethod
+    async def _execute(self, spec: JobSpec) -> Ended:
+        """Run one job, emitting its events; how it ended (a failure may also be raised)."""
+
+    def _start_workers(self, count: int, name: str) -> None:
+        self._tasks = [asyncio.create_task(self._work(), name=f"{name}-{i}") for i in range(count)]
 
     def submit(self, spec: JobSpec) -> None:
         self._waiting.add(spec.job_id)
@@ -154,25 +167,12 @@ class LocalExecutor:
     def running(self) -> int:
         return len(self._running)
 
-    async def shutdown(self) -> None:
+    async def _stop_workers(self) -> None:
+        """Stop the workers and their jobs, which stay unfinished (to be re-run after a restart)."""
         self._stopping = True
-        for task in self._tasks:
-            task.cancel()
-        for task in list(self._running.values()):
+        for task in [*self._tasks, *self._running.values()]:
             task.cancel()
         await asyncio.gather(*self._tasks, *self._running.values(), return_exceptions=True)
-        for vd in self._vid_diffs.values():
-            await vd.aclose()
-        self._vid_diffs.clear()
-
-    def _vid_diff(self, pose: bool) -> VidDiff:
-        with self._building:
-            if pose not in self._vid_diffs:
-                vd = self._make(pose)
-                if vd.config.localizer.method == "viterbi":
-                    _ = vd.embedder  # CLIP loads now, once
-                self._vid_diffs[pose] = vd
-            return self._vid_diffs[pose]
 
     async def _emit(self, update: JobUpdate) -> None:
         assert self._on_update is not None, "start() first"
@@ -201,34 +201,57 @@ class LocalExecutor:
     async def _run(self, spec: JobSpec) -> None:
         await self._emit(Started(spec.job_id))
         try:
-            vd = await asyncio.to_thread(self._vid_diff, spec.pose)
-            await self._compare(vd, spec)
+            ended = await self._execute(spec)
         except asyncio.CancelledError:
             if self._stopping:  # left unfinished, to be re-run after a restart
                 raise
-            await self._emit(Ended(spec.job_id, "cancelled"))
-            return
+            ended = Ended(spec.job_id, "cancelled")
         except Exception as exc:  # a job's failure is its own, never the pool's
             if not isinstance(exc, ViddiffError):
                 log.exception("job %s failed", spec.job_id)
-            await self._emit(Ended(spec.job_id, "failed", failure_message(exc), type(exc).__name__))
-            return
-        await self._emit(Ended(spec.job_id, "done"))
+            ended = Ended(spec.job_id, "failed", failure_message(exc), type(exc).__name__)
+        await self._emit(ended)
 
-    async def _compare(self, vd: VidDiff, spec: JobSpec) -> None:
-        sample, mode = build_sample(
-            spec.video_a, spec.video_b, spec.action, differences=spec.differences, n_differences=spec.n_differences
-        )
-        view = EventView(spec.action)
-        events = vd.aevents(sample, mode)
-        async with contextlib.aclosing(events):
-            async for event in events:
-                if isinstance(event, Finished) and spec.report_path:
-                    videos = event.videos or await vd.load_videos(sample)
-                    await asyncio.to_thread(
-                        _write_report, Path(spec.report_path), PairRun(sample, videos, event.result), vd
-                    )
-                await self._emit(Emitted(spec.job_id, view.convert(event)))
+
+class LocalExecutor(WorkerPool):
+    """A bounded pool of worker tasks in this process, on one shared ``VidDiff``.
+
+    ``make_vid_diff(pose)`` builds the ``VidDiff`` for jobs without / with body-pose measuring; each is built
+    once, on first need, and shared by every job after.
+    """
+
+    def __init__(self, make_vid_diff: Callable[[bool], VidDiff], workers: int):
+        super().__init__()
+        self._make = make_vid_diff
+        self._workers = workers
+        self._vid_diffs: dict[bool, VidDiff] = {}
+        self._building = threading.Lock()  # workers ask from their threads; each VidDiff is built once
+
+    async def start(self, on_update: OnUpdate) -> None:
+        self._on_update = on_update
+        await asyncio.to_thread(self._vid_diff, False)  # load before the first job (CLIP loads on first use)
+        self._start_workers(self._workers, "viddiff-worker")
+
+    async def shutdown(self) -> None:
+        await self._stop_workers()
+        for vd in self._vid_diffs.values():
+            await vd.aclose()
+        self._vid_diffs.clear()
+
+    def _vid_diff(self, pose: bool) -> VidDiff:
+        with self._building:
+            if pose not in self._vid_diffs:
+                vd = self._make(pose)
+                if vd.config.localizer.method == "viterbi":
+                    _ = vd.embedder  # CLIP loads now, once
+                self._vid_diffs[pose] = vd
+            return self._vid_diffs[pose]
+
+    async def _execute(self, spec: JobSpec) -> Ended:
+        vd = await asyncio.to_thread(self._vid_diff, spec.pose)
+        async for event in comparison_events(vd, spec):
+            await self._emit(Emitted(spec.job_id, event))
+        return Ended(spec.job_id, "done")
 
 
 def _write_report(path: Path, run: PairRun, vd: VidDiff) -> None:

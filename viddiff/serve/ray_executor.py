@@ -23,16 +23,13 @@ import contextlib
 import logging
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Optional, Union
+from typing import Any, AsyncIterator, Callable, Union
 
-from viddiff.api import CompareEvent, EventView, VidDiff, build_sample
+from viddiff.api import CompareEvent, VidDiff
 from viddiff.config import Config
 from viddiff.errors import ViddiffError
-from viddiff.methods.events import Finished
-from viddiff.methods.viddiff import PairRun
 from viddiff.runs.ray_method import cluster_address, endpoint_environment, import_ray
-from viddiff.serve.executor import Emitted, Ended, JobSpec, JobUpdate, OnUpdate, Started, _write_report, failure_message
+from viddiff.serve.executor import Emitted, Ended, JobSpec, OnUpdate, WorkerPool, comparison_events, failure_message
 
 log = logging.getLogger(__name__)
 MakeVidDiff = Callable[[Config], Callable[[bool], VidDiff]]
@@ -68,7 +65,7 @@ class CompareActor:
         """The comparison's events, each as soon as it is made; a failure of the comparison is the last item."""
         try:
             vd = await self._vid_diff(spec.pose)
-            async for event in _comparison_events(vd, spec):
+            async for event in comparison_events(vd, spec):
                 yield event
         except Exception as exc:  # noqa: BLE001 - the job's failure is reported, the actor goes on
             if not isinstance(exc, ViddiffError):
@@ -92,21 +89,6 @@ class CompareActor:
         return vd
 
 
-async def _comparison_events(vd: VidDiff, spec: JobSpec) -> AsyncIterator[CompareEvent]:
-    """What ``LocalExecutor`` emits for ``spec``: ``VidDiff.aevents`` as app events, the report written first."""
-    sample, mode = build_sample(
-        spec.video_a, spec.video_b, spec.action, differences=spec.differences, n_differences=spec.n_differences
-    )
-    view = EventView(spec.action)
-    events = vd.aevents(sample, mode)
-    async with contextlib.aclosing(events):
-        async for event in events:
-            if isinstance(event, Finished) and spec.report_path:
-                videos = event.videos or await vd.load_videos(sample)
-                await asyncio.to_thread(_write_report, Path(spec.report_path), PairRun(sample, videos, event.result), vd)
-            yield view.convert(event)
-
-
 @dataclass
 class _Passed:
     """What the head has passed on of one job, so that a re-run on another actor repeats none of it."""
@@ -125,23 +107,18 @@ class _Passed:
         return new
 
 
-class RayExecutor:
+class RayExecutor(WorkerPool):
     """:class:`viddiff.serve.executor.Executor` on ``cfg.ray.actors`` Ray actors, ``cfg.serve.workers`` jobs each."""
 
     def __init__(self, cfg: Config, make: MakeVidDiff):
+        super().__init__()
         self._ray = import_ray("viddiff serve --ray")
         self._cfg = cfg
         self._make = make
-        self._queue: asyncio.Queue[JobSpec] = asyncio.Queue()
-        self._waiting: set[str] = set()
-        self._running: dict[str, asyncio.Task] = {}
-        self._tasks: list[asyncio.Task] = []
         self._actors: list[Any] = []
         self._busy: list[int] = []
-        self._on_update: Optional[OnUpdate] = None
         self._pids: list[int] = []
         self._started_ray = False
-        self._stopping = False
 
     async def start(self, on_update: OnUpdate) -> None:
         ray, cfg = self._ray, self._cfg
@@ -157,37 +134,10 @@ class RayExecutor:
         self._busy = [0] * len(self._actors)
         self._pids = list(await asyncio.gather(*(actor.ready.remote() for actor in self._actors)))
         log.info("viddiff serve: %d Ray actors ready (pids %s)", len(self._pids), self._pids)
-        workers = cfg.ray.actors * cfg.serve.workers
-        self._tasks = [asyncio.create_task(self._work(), name=f"viddiff-ray-worker-{i}") for i in range(workers)]
-
-    def submit(self, spec: JobSpec) -> None:
-        self._waiting.add(spec.job_id)
-        self._queue.put_nowait(spec)
-
-    async def cancel(self, job_id: str) -> bool:
-        if job_id in self._waiting:
-            self._waiting.discard(job_id)
-            await self._emit(Ended(job_id, "cancelled"))
-            return True
-        task = self._running.get(job_id)
-        if task is None:
-            return False
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.shield(asyncio.wait({task}))
-        return True
-
-    def queued(self) -> int:
-        return len(self._waiting)
-
-    def running(self) -> int:
-        return len(self._running)
+        self._start_workers(cfg.ray.actors * cfg.serve.workers, "viddiff-ray-worker")
 
     async def shutdown(self) -> None:
-        self._stopping = True
-        for task in [*self._tasks, *self._running.values()]:
-            task.cancel()
-        await asyncio.gather(*self._tasks, *self._running.values(), return_exceptions=True)
+        await self._stop_workers()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(
                 asyncio.gather(*(a.close.remote() for a in self._actors), return_exceptions=True), timeout=10
@@ -198,56 +148,24 @@ class RayExecutor:
         if self._started_ray:
             await asyncio.to_thread(self._ray.shutdown)
 
-    async def _emit(self, update: JobUpdate) -> None:
-        assert self._on_update is not None, "start() first"
-        await self._on_update(update)
-
-    async def _work(self) -> None:
-        while True:
-            spec = await self._queue.get()
-            if spec.job_id not in self._waiting:
-                continue  # cancelled while queued
-            self._waiting.discard(spec.job_id)
-            task = asyncio.create_task(self._run(spec), name=f"viddiff-job-{spec.job_id}")
-            self._running[spec.job_id] = task
-            try:
-                await asyncio.shield(task)
-            except asyncio.CancelledError:
-                if not task.done():
-                    task.cancel()
-                    await asyncio.gather(task, return_exceptions=True)
-                    raise
-            finally:
-                self._running.pop(spec.job_id, None)
-
-    async def _run(self, spec: JobSpec) -> None:
-        await self._emit(Started(spec.job_id))
+    async def _execute(self, spec: JobSpec) -> Ended:
+        """Run the job on the least busy actor; where that actor dies, again on another (at least once)."""
         passed = _Passed()
         tried: list[int] = []
-        try:
-            while True:
-                actor = self._least_busy(avoid=tried)
-                tried.append(actor)
-                log.info("job %s runs on Ray actor %d (pid %d)", spec.job_id, actor, self._pids[actor])
-                try:
-                    ended = await self._run_on(actor, spec, passed)
-                except self._ray.exceptions.RayActorError as exc:
-                    if len(tried) > len(self._actors):
-                        raise ViddiffError(
-                            f"the comparison was lost with {len(tried)} Ray actors in turn (the last: {exc}); "
-                            "see the Ray logs (ray.init's session directory) for why they died"
-                        ) from None
-                    log.warning("job %s: Ray actor %d died mid-job (%s); running it on another", spec.job_id, actor,
-                                type(exc).__name__)
-                    continue
-                await self._emit(ended)
-                return
-        except asyncio.CancelledError:
-            if self._stopping:
-                raise
-            await self._emit(Ended(spec.job_id, "cancelled"))
-        except Exception as exc:  # noqa: BLE001 - a job's failure is its own, never the pool's
-            await self._emit(Ended(spec.job_id, "failed", failure_message(exc), type(exc).__name__))
+        while True:
+            actor = self._least_busy(avoid=tried)
+            tried.append(actor)
+            log.info("job %s runs on Ray actor %d (pid %d)", spec.job_id, actor, self._pids[actor])
+            try:
+                return await self._run_on(actor, spec, passed)
+            except self._ray.exceptions.RayActorError as exc:
+                if len(tried) > len(self._actors):
+                    raise ViddiffError(
+                        f"the comparison was lost with {len(tried)} Ray actors in turn (the last: {exc}); "
+                        "see the Ray logs (ray.init's session directory) for why they died"
+                    ) from None
+                log.warning("job %s: Ray actor %d died mid-job (%s); running it on another", spec.job_id, actor,
+                            type(exc).__name__)
 
     async def _run_on(self, actor: int, spec: JobSpec, passed: _Passed) -> Ended:
         """Stream the job's events from ``actor``; raises ``RayActorError`` if the actor dies meanwhile."""
