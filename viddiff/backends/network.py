@@ -12,6 +12,9 @@ import socket
 from typing import Iterator, Optional
 from urllib.parse import urlsplit
 
+import httpx  # imported here, on the main thread at start-up: a first import of httpx on two threads at once
+# (the CLIP weights' hub check beside huggingface_hub's own) handed one of them the half-made module
+
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
     """``exc``, its causes and contexts, and the members of any exception group among them (anyio reports a
@@ -75,8 +78,6 @@ def unreachable_reason(exc: BaseException) -> Optional[str]:
 def probe_unreachable(url: str, timeout_s: float = 5.0) -> Optional[str]:
     """:func:`unreachable_reason` of one request to ``url``, with no retries; ``None`` once any HTTP answer came
     back (whatever its status: the host is there) or when the failure is of another kind."""
-    import httpx
-
     try:
         httpx.head(url, timeout=timeout_s)
     except httpx.HTTPError as exc:
