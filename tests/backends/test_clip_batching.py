@@ -78,6 +78,19 @@ def test_preprocessing_as_torch_ops_equals_open_clips_transform(frames: np.ndarr
     assert (got - expected).abs().max().item() <= 1.01 / 255 / min(preprocess.transforms[-1].std)
 
 
+def test_frames_of_the_input_size_become_the_very_tensors_pil_gives_on_the_cpu(frames: np.ndarray) -> None:
+    """Frames already shrunk to CLIP's size (as videos are read) skip PIL: scaling and normalising the batch at
+    once is the same float arithmetic, so the tensors, not only the embeddings, are equal."""
+    embedder = ClipEmbedder(_cfg(preprocess="pil"))
+    loaded = embedder._model()
+    side = loaded.input_size[0]
+    small = np.stack([np.asarray(Image.fromarray(f).resize((side, side), Image.BICUBIC)) for f in frames])
+    expected = torch.stack([loaded.preprocess(Image.fromarray(f)) for f in small])
+    assert loaded.on_device is None and loaded.as_tensors is not None and small.shape[1:3] == loaded.input_size
+    assert torch.equal(embedder._pixels(list(small)), expected)
+    assert torch.equal(embedder._pixels(list(frames[:2])), torch.stack([loaded.preprocess(Image.fromarray(f)) for f in frames[:2]]))
+
+
 def test_a_transform_with_an_unknown_step_keeps_pil() -> None:
     assert tensor_transform(T.Compose([T.Resize(224), T.GaussianBlur(3), T.ToTensor()])) is None
     assert tensor_transform(lambda image: image) is None

@@ -1,4 +1,4 @@
-"""Frames kept at CLIP's size as they are decoded embed exactly as the full frames do (issue 32, item 5)."""
+"""Frames kept at CLIP's size as they are decoded embed as the full frames do (issue 32, item 5; issue 33: fused)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from viddiff.backends.clip import ClipEmbedder
-from viddiff.backends.clip_frames import clip_frame_shrink, eval_transform
+from viddiff.backends.clip_frames import ShortSideResizeCrop, clip_frame_shrink, eval_transform
 from viddiff.config import ClipConfig
 from viddiff.testing import TINY_CLIP_CONFIG, TINY_CLIP_MODEL
 from viddiff.video import read_video
@@ -47,7 +47,29 @@ def test_shrunk_frames_embed_exactly_as_the_full_frames(phone_clip: Path, cfg: C
     assert small.size == (480, 270)
     assert (whole.backend, small.backend) == ("decord", "pyav")  # a shrinking read streams one frame at a time
     embedder = ClipEmbedder(cfg)
-    assert np.array_equal(embedder.embed_images(small.frames), embedder.embed_images(whole.frames))
+    from_small, from_whole = embedder.embed_images(small.frames), embedder.embed_images(whole.frames)
+    cosine = (from_small * from_whole).sum(1) / np.linalg.norm(from_small, axis=1) / np.linalg.norm(from_whole, axis=1)
+    assert cosine.min() > 0.99999
+
+
+@pytest.mark.parametrize("size", [(270, 480), (1080, 1920), (1920, 1080), (224, 224), (100, 60), (301, 227), (720, 960)])
+def test_the_fused_resize_and_crop_is_the_transforms_within_one_grey_level(size: tuple[int, int]) -> None:
+    from PIL import Image
+
+    shrink = clip_frame_shrink(SMALL_BUILTIN)
+    assert isinstance(shrink, ShortSideResizeCrop)
+    rng = np.random.default_rng(size[0])
+    y, x = np.mgrid[0 : size[0], 0 : size[1]]
+    frame = np.clip(np.stack([x % 256, (2 * y) % 256, (x + y) % 256], -1) + rng.integers(-60, 60, (*size, 3)), 0, 255)
+    frame = frame.astype(np.uint8)
+    steps = eval_transform(SMALL_BUILTIN).transforms[:2]
+    expected = Image.fromarray(frame)
+    for step in steps:
+        expected = step(expected)
+    fused = shrink(frame)
+    assert fused.shape == np.asarray(expected).shape == (224, 224, 3)
+    difference = np.abs(fused.astype(int) - np.asarray(expected).astype(int))
+    assert difference.max() <= 1 and difference.mean() < 0.01
 
 
 def test_plug_in_embedders_keep_whole_frames() -> None:

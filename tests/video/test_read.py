@@ -826,3 +826,34 @@ def test_frame_count_in_errors_comes_from_the_probe(videos: dict[str, Path], bac
     with pytest.raises(VideoError, match="a video with 45 frames"):
         read_video(videos["vp9"], frames_trim=(50, None), backend=backend)
     assert probe_video(videos["vp9"], backend=backend).n_frames == 45
+
+
+def test_pyav_skips_unreferenced_h264_frames_and_keeps_the_wanted_ones_bit_exact(tmp_path: Path) -> None:
+    """x264's B-frames that nothing refers to are not decoded unless wanted; the frames kept are those of a
+    full decode, pixel for pixel, including wanted B-frames and frames after a seek."""
+    import av
+
+    rng = np.random.default_rng(3)
+    texture = rng.integers(0, 256, (96, 160, 3), dtype=np.uint8)
+    moving = (np.roll(texture, (i, 2 * i), axis=(0, 1)) for i in range(150))
+    path = write_video(tmp_path / "bframes.mp4", moving, 30, options={"x264-params": "bframes=3:b-pyramid=normal"})
+    with av.open(str(path)) as container:
+        everything = [f.to_ndarray(format="rgb24") for f in container.decode(container.streams.video[0])]
+    source = PyAVSource(probe_file(path))
+    for wanted in (np.arange(0, 150, 8), np.arange(41, 150, 7), np.array([5, 6, 7, 149])):
+        source.frames_decoded = 0
+        frames = list(source.iter_frames(wanted))
+        assert len(frames) == len(wanted)
+        for index, frame in zip(wanted.tolist(), frames):
+            assert np.array_equal(frame, everything[index]), f"frame {index} differs from the full decode"
+    source.frames_decoded = 0
+    list(source.iter_frames(np.arange(0, 150, 8)))
+    assert source.frames_decoded < 0.8 * 150, "no unreferenced frame was skipped"
+
+
+def test_pyav_decodes_every_vp9_frame_it_reads(videos: dict[str, Path]) -> None:
+    """Only H.264 frames are skipped: other codecs' 'non-reference' frames may be referenced after all."""
+    source = PyAVSource(probe_file(videos["vp9"]))
+    frames = list(source.iter_frames(np.arange(0, 45, 5)))
+    assert [frame_number(f) for f in frames] == list(range(0, 45, 5))
+    assert source.frames_decoded == 41

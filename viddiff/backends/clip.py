@@ -82,6 +82,11 @@ class _Loaded:
     input_dtype: torch.dtype
     on_device: Optional[TensorTransform]
     """The preprocessing as batched torch ops on the model's device, or ``None``: PIL, frame by frame."""
+    input_size: tuple[int, int] = (0, 0)
+    """(height, width) the image tower takes: frames already that size need no resize or crop."""
+    as_tensors: Optional[TensorTransform] = None
+    """The preprocessing as batched torch ops, for frames of ``input_size`` on the CPU: there resize and crop
+    do nothing, and the rest (scale, normalise) are the very float ops PIL's path runs, frame by frame."""
 
 
 def frame_hash(frame: np.ndarray) -> str:
@@ -398,9 +403,12 @@ class ClipEmbedder:
         if self.precision == "int8":
             quantize_image_tower(model)
         input_dtype = open_clip.get_input_dtype(build_precision) or torch.float32
-        on_device = tensor_transform(preprocess) if self._preprocess_with_torch() else None
+        as_tensors = tensor_transform(preprocess)
+        size = model.visual.image_size
         return _Loaded(
-            model=model, preprocess=preprocess, tokenizer=tokenizer, input_dtype=input_dtype, on_device=on_device
+            model=model, preprocess=preprocess, tokenizer=tokenizer, input_dtype=input_dtype,
+            on_device=as_tensors if self._preprocess_with_torch() else None,
+            input_size=(size, size) if isinstance(size, int) else tuple(size), as_tensors=as_tensors,
         )
 
     def _preprocess_with_torch(self) -> bool:
@@ -452,7 +460,11 @@ class ClipEmbedder:
         """``(N, 3, S, S)`` model input on the device: one batched call per frame size there, or PIL per frame."""
         loaded = self._model()
         if loaded.on_device is None:
-            pixels = torch.stack([loaded.preprocess(Image.fromarray(f)) for f in frames])
+            if loaded.as_tensors is not None and all(f.shape[:2] == loaded.input_size for f in frames):
+                with torch.inference_mode():
+                    pixels = loaded.as_tensors(torch.from_numpy(np.stack(frames)).permute(0, 3, 1, 2))
+            else:
+                pixels = torch.stack([loaded.preprocess(Image.fromarray(f)) for f in frames])
             return pixels.to(self.device, dtype=loaded.input_dtype)
         by_shape: dict[tuple[int, ...], list[int]] = {}
         for i, frame in enumerate(frames):

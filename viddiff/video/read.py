@@ -126,6 +126,8 @@ class FullSize:
     """The reader that decoded the shrunk frames: the same one decodes the full-size ones, pixel for pixel."""
     width: int
     height: int
+    probe: Optional[FileProbe] = None
+    """The file's probe (``None`` for an image directory): decoding again needs no second look at the file."""
 
 
 @dataclass(frozen=True)
@@ -513,6 +515,7 @@ def read_video(
     _check_max_side(max_side)
     path = _check_path(path)
     sources: Iterator[_Source]
+    probe: Optional[FileProbe] = None
     if path.is_dir():
         images = _image_dir(path, fps_original)
         if count is not None:
@@ -530,7 +533,7 @@ def read_video(
             plan = _plan(str(path), probe.n_frames, fps, times, frames_trim, target_fps)
         n_frames, sources = probe.n_frames, _file_sources(probe, _streaming_backend(backend, shrink))
     frames, (width, height), used = _decode(path, sources, plan.indices, max_side, backend, shrink)
-    full_size = None if shrink is None else FullSize(str(path), fps_original, max_side, used, width, height)
+    full_size = None if shrink is None else FullSize(str(path), fps_original, max_side, used, width, height, probe)
     return VideoFrames(
         frames=frames, frame_indices=plan.indices, fps=plan.fps, fps_original=plan.fps_original,
         stride=plan.stride, start=plan.start, end=plan.end, n_frames_source=n_frames,
@@ -613,7 +616,7 @@ def _decode_again(full: FullSize, indices: np.ndarray) -> np.ndarray:
     if full.backend == "images":
         sources = iter([_image_dir(path, full.fps_original)])
     else:
-        sources = _file_sources(probe_file(path), full.backend)
+        sources = _file_sources(full.probe or probe_file(path), full.backend)
     frames, _, _ = _decode(path, sources, indices, full.max_side, full.backend)
     return frames
 

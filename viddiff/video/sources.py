@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from types import ModuleType
-from typing import Generator, Optional
+from typing import Any, Generator, Optional
 
 import numpy as np
 
+from viddiff.backends.cpu import available_cores
 from viddiff.errors import VideoError
 from viddiff.video.orientation import (
     EXIF_ORIENTATION_TAG,
@@ -97,9 +98,8 @@ def probe_file(path: Path) -> FileProbe:
             width, height = stream.codec_context.width, stream.codec_context.height
             codec = stream.codec_context.codec.canonical_name  # "av1", not the decoder's name ("libdav1d")
             time_base = stream.time_base or Fraction(0)
-            pts = [packet.pts for packet in container.demux(stream) if packet.size > 0 and not packet.is_discard]
+            pts, matrix = _packet_times_and_display_matrix(path, container, stream)
             container_format = container.format.name
-        matrix = _first_display_matrix(path) if pts else None
     except VideoError:
         raise
     except Exception as exc:
@@ -121,22 +121,33 @@ def probe_file(path: Path) -> FileProbe:
     )
 
 
-def _first_display_matrix(path: Path) -> Optional[tuple[int, ...]]:
-    """The display matrix FFmpeg attaches to decoded frames (PyAV exposes it on frames, not streams)."""
+def _packet_times_and_display_matrix(path: Path, container: Any, stream: Any) -> tuple[list, Optional[tuple[int, ...]]]:
+    """Every frame-carrying packet's pts, and the display matrix FFmpeg attaches to decoded frames (PyAV exposes
+    it on frames, not streams), in one pass over the file: its first frame is decoded on the way."""
     import av
 
-    try:
-        with av.open(str(path)) as container:
-            frame = next(container.decode(container.streams.video[0]), None)
-    except av.FFmpegError as exc:
-        raise VideoError(f"{path}: its first frame cannot be decoded ({exc}); the file may be corrupt") from exc
-    if frame is None:
-        return None
-    try:
-        data = frame.side_data["DISPLAYMATRIX"]
-    except KeyError:
-        return None
-    return tuple(int(v) for v in np.frombuffer(bytes(data), dtype=np.int32))
+    stream.codec_context.thread_count = 1  # one frame to decode: no decoding threads to start
+    pts: list = []
+    first_frame_seen = False
+    matrix: Optional[tuple[int, ...]] = None
+    for packet in container.demux(stream):
+        if packet.size > 0 and not packet.is_discard:
+            pts.append(packet.pts)
+        if first_frame_seen or (packet.size == 0 and not pts):
+            continue
+        try:
+            frame = next(iter(packet.decode()), None)
+        except av.FFmpegError as exc:
+            raise VideoError(f"{path}: its first frame cannot be decoded ({exc}); the file may be corrupt") from exc
+        if frame is None:
+            continue
+        first_frame_seen = True
+        try:
+            data = frame.side_data["DISPLAYMATRIX"]
+        except KeyError:
+            continue
+        matrix = tuple(int(v) for v in np.frombuffer(bytes(data), dtype=np.int32))
+    return pts, matrix
 
 
 class PyAVSource:
@@ -155,6 +166,8 @@ class PyAVSource:
         self.pts_table: Optional[dict[int, int]] = (
             None if probe.pts is None else {int(p): i for i, p in enumerate(probe.pts)}
         )
+        self.frames_decoded = 0
+        """Frames the decoder put out during the reads so far (skipped unreferenced frames are not)."""
 
     def iter_frames(self, indices: np.ndarray) -> Frames:
         wanted = indices.tolist()
@@ -170,26 +183,42 @@ class PyAVSource:
         return self.probe.orientation.apply(frame.to_ndarray(format="rgb24"))
 
     def _decode_by_pts(self, wanted: list[int]) -> Frames:
-        """Seek near the first wanted frame, identify frames by pts; stop early if pts mislead."""
+        """Seek near the first wanted frame, identify frames by pts; stop early if pts mislead.
+
+        An H.264 frame that no other frame refers to (``nal_ref_idc`` 0: most B-frames) and that is not
+        wanted is skipped by the decoder instead of decoded and dropped: the frames kept are bit for bit
+        those of a full decode (the standard forbids predicting from such a frame), at 0.6-0.8x the decoding
+        time on x264-encoded clips (``bench/video_read.py``). Other codecs decode every frame: an HEVC
+        "sub-layer non-reference" picture may still be a reference for a higher temporal layer.
+        """
         import av
 
         assert self.pts_table is not None and self.probe.pts is not None
         position = 0
+        skip_unreferenced = self.probe.codec == "h264"
+        wanted_pts = {int(self.probe.pts[i]) for i in wanted}
         with av.open(str(self.path)) as container:
             stream = container.streams.video[0]
             stream.thread_type = "AUTO"
+            stream.codec_context.thread_count = decoder_threads()
+            context = stream.codec_context
             if wanted[0] > 0:
                 container.seek(int(self.probe.pts[wanted[0]]), stream=stream, backward=True, any_frame=False)
-            for frame in container.decode(stream):
-                index = self.pts_table.get(frame.pts) if frame.pts is not None else None
-                if index is None or index > wanted[position]:
-                    logger.debug("%s: pts do not match the packet table; decoding by count", self.path)
-                    return
-                if index == wanted[position]:
-                    yield self._upright(frame)
-                    position += 1
-                    if position == len(wanted):
+            for packet in container.demux(stream):
+                if skip_unreferenced:
+                    # Read per packet: a frame-threaded decoder takes the setting with the packet it is given.
+                    context.skip_frame = "NONREF" if packet.pts is not None and packet.pts not in wanted_pts else "DEFAULT"
+                for frame in packet.decode():
+                    self.frames_decoded += 1
+                    index = self.pts_table.get(frame.pts) if frame.pts is not None else None
+                    if index is None or index > wanted[position]:
+                        logger.debug("%s: pts do not match the packet table; decoding by count", self.path)
                         return
+                    if index == wanted[position]:
+                        yield self._upright(frame)
+                        position += 1
+                        if position == len(wanted):
+                            return
 
     def _decode_by_count(self, wanted: list[int]) -> Frames:
         """Decode from the first frame, numbering frames as they come out of the decoder."""
@@ -199,7 +228,9 @@ class PyAVSource:
         with av.open(str(self.path)) as container:
             stream = container.streams.video[0]
             stream.thread_type = "AUTO"
+            stream.codec_context.thread_count = decoder_threads()
             for index, frame in enumerate(container.decode(stream)):
+                self.frames_decoded += 1
                 if index == wanted[position]:
                     yield self._upright(frame)
                     position += 1
@@ -209,6 +240,14 @@ class PyAVSource:
             f"{self.path}: decoded only {index + 1} of the {self.probe.n_frames} frames the container lists "
             "(truncated or corrupt file?); re-export it or trim to the readable part"
         )
+
+
+def decoder_threads() -> int:
+    """FFmpeg threads for one decoder: half the cores this process may use, as a comparison decodes its two
+    videos at once. FFmpeg's own choice (a thread per core, plus one) gives each of the two decoders every
+    core: on 2 cores that cost 1.1x the CPU time per comparison and 0.9x the comparisons per minute at 16 in
+    flight (``bench/serve_throughput.py``), for no gain in one comparison's time."""
+    return max(1, available_cores() // 2)
 
 
 def import_decord() -> Optional[ModuleType]:
