@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
+import gc
 import json
 import logging
 import os
@@ -89,6 +91,7 @@ async def serve(vd: VidDiff, videos: tuple[Path, Path], concurrency: int, n: int
             await vd.acompare(*videos, "barbell back squat", differences=STATEMENTS)
             return time.perf_counter() - start
 
+    release_freed_memory()
     with PeakMemory() as memory:
         cpu_start, start = time.process_time(), time.perf_counter()
         latencies = await asyncio.gather(*(one() for _ in range(n)))
@@ -100,6 +103,16 @@ async def serve(vd: VidDiff, videos: tuple[Path, Path], concurrency: int, n: int
         mean_batch = (batcher.rows - before[1]) / max(1, batcher.batches - before[0])
     return {"wall": wall, "cpu": cpu, "latencies": sorted(latencies), "n": n, "mean_batch": mean_batch,
             "peak_mib": memory.peak_mib}
+
+
+def release_freed_memory() -> None:
+    """Hand back to the system what earlier runs freed (glibc keeps it in its per-thread arenas), so that a run's
+    peak resident size is its own and not the largest of the runs before it in this process."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 class PeakMemory:

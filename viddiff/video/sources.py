@@ -187,8 +187,8 @@ class PyAVSource:
 
         An H.264 frame that no other frame refers to (``nal_ref_idc`` 0: most B-frames) and that is not
         wanted is skipped by the decoder instead of decoded and dropped: the frames kept are bit for bit
-        those of a full decode (the standard forbids predicting from such a frame), at 0.6-0.8x the decoding
-        time on x264-encoded clips (``bench/video_read.py``). Other codecs decode every frame: an HEVC
+        those of a full decode (the standard forbids predicting from such a frame), at 0.63-0.73x the CPU
+        time on real H.264 clips (``bench/decode_unreferenced.py``). Other codecs decode every frame: an HEVC
         "sub-layer non-reference" picture may still be a reference for a higher temporal layer.
         """
         import av
@@ -245,8 +245,7 @@ class PyAVSource:
 def decoder_threads() -> int:
     """FFmpeg threads for one decoder: half the cores this process may use, as a comparison decodes its two
     videos at once. FFmpeg's own choice (a thread per core, plus one) gives each of the two decoders every
-    core: on 2 cores that cost 1.1x the CPU time per comparison and 0.9x the comparisons per minute at 16 in
-    flight (``bench/serve_throughput.py``), for no gain in one comparison's time."""
+    core, and the threads then wait on one another: more CPU time per comparison when many are in flight."""
     return max(1, available_cores() // 2)
 
 
