@@ -96,3 +96,28 @@ def test_a_cancelled_caller_stops_waiting_and_its_queued_rows_never_run() -> Non
     asyncio.run(scenario())
     assert len(raised) == 1 and isinstance(raised[0], StopRequested)
     assert model.batches == [[1.0, 2.0]]  # the cancelled caller's rows were dropped
+
+
+def test_closing_lets_the_batch_in_progress_finish_fails_the_queued_rows_and_ends_the_thread() -> None:
+    """What runs at interpreter exit: a model thread still inside torch while the process tears down its C++
+    runtime aborts the process (test_cli's Ctrl-C test saw 'terminate called without an active exception')."""
+    model = SlowModel()
+    batcher = MicroBatcher(model, max_batch=2, max_wait_s=0.0)
+    running = batcher.enqueue([1.0, 2.0])
+    assert model.started.wait(10)
+    queued = batcher.enqueue([3.0])
+    thread = batcher._thread
+    assert thread is not None
+    closing = threading.Thread(target=batcher.close)
+    closing.start()
+    closing.join(0.3)
+    assert closing.is_alive() and thread.is_alive()  # close waits for the batch in the model
+    model.release.set()
+    closing.join(10)
+    assert not thread.is_alive()
+    assert batcher.wait(running).ravel().tolist() == [2.0, 4.0]
+    with pytest.raises(StopRequested, match="exiting"):
+        batcher.wait(queued)
+    with pytest.raises(StopRequested, match="exiting"):
+        batcher.enqueue([4.0])
+    assert model.batches == [[1.0, 2.0]]

@@ -457,7 +457,8 @@ class ClipEmbedder:
         return self.text_batcher.submit(texts)
 
     def _pixels(self, frames: list[np.ndarray]) -> torch.Tensor:
-        """``(N, 3, S, S)`` model input on the device: one batched call per frame size there, or PIL per frame."""
+        """``(N, 3, S, S)`` model input on the device: one batched call per frame size there; on the CPU one batched
+        call for frames already of the input size (as videos are read), else PIL per frame."""
         loaded = self._model()
         if loaded.on_device is None:
             if loaded.as_tensors is not None and all(f.shape[:2] == loaded.input_size for f in frames):

@@ -10,13 +10,19 @@ in their own threads, beside the model.
 
 A caller whose waiting task was cancelled (:mod:`viddiff.backends.stopping`) stops waiting at once; its rows
 not yet started are dropped, so cancelled comparisons cost at most the batch in progress.
+
+The worker thread is a daemon (an idle one must not hold up the exit), so when the interpreter exits it is
+stopped and waited for: a batch still running inside torch while the process tears down its C++ runtime ends
+the process with "terminate called without an active exception" (seen after Ctrl-C during localisation).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import threading
 import time
+import weakref
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Generic, Optional, Sequence, TypeVar
@@ -77,6 +83,8 @@ class MicroBatcher(Generic[T]):
         self._queue: deque[_Request[T]] = deque()
         self._cond = threading.Condition()
         self._thread: Optional[threading.Thread] = None
+        self._closed = False
+        atexit.register(_close_at_exit, weakref.ref(self))
         self.batches = 0
         """Batches run so far (with ``rows``: the mean batch size, for benches and tests)."""
         self.rows = 0
@@ -91,6 +99,8 @@ class MicroBatcher(Generic[T]):
             raise ValueError("the micro-batcher needs at least one row")
         request: _Request[T] = _Request(rows=rows, stop=current_stop_flag())
         with self._cond:
+            if self._closed:
+                raise StopRequested("stopped: the model thread has ended (the process is exiting)")
             self._queue.append(request)
             self._ensure_thread()
             self._cond.notify_all()
@@ -106,6 +116,15 @@ class MicroBatcher(Generic[T]):
             raise request.error
         assert request.out is not None
         return request.out
+
+    def close(self, timeout_s: float = 60.0) -> None:
+        """End the worker thread after its batch in progress; rows still queued fail with StopRequested."""
+        with self._cond:
+            self._closed = True
+            thread = self._thread
+            self._cond.notify_all()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout_s)
 
     def _ensure_thread(self) -> None:
         if self._thread is None or not self._thread.is_alive():
@@ -123,10 +142,14 @@ class MicroBatcher(Generic[T]):
         """The next batch as (request, first row, row count) slices; ``None`` when idle too long."""
         with self._cond:
             idle_until = time.monotonic() + _IDLE_EXIT_S
-            while not self._queue:
+            while not self._queue or self._closed:
                 left = idle_until - time.monotonic()
-                if left <= 0:
+                if left <= 0 or self._closed:
                     self._thread = None  # decided under the lock: the next enqueue starts a new thread
+                    for request in self._queue:
+                        request.error = StopRequested("stopped: the model thread has ended (the process is exiting)")
+                        request.done.set()
+                    self._queue.clear()
                     return None
                 self._cond.wait(left)
             deadline = time.monotonic() + self.max_wait_s
@@ -187,3 +210,9 @@ class MicroBatcher(Generic[T]):
             if request in self._queue:
                 self._queue.remove(request)
         request.done.set()
+
+
+def _close_at_exit(batcher: "weakref.ref[MicroBatcher]") -> None:
+    alive = batcher()
+    if alive is not None:
+        alive.close()

@@ -199,9 +199,9 @@ class PyAVSource:
         wanted_pts = {int(self.probe.pts[i]) for i in wanted}
         with av.open(str(self.path)) as container:
             stream = container.streams.video[0]
-            stream.thread_type = "AUTO"
-            stream.codec_context.thread_count = decoder_threads()
             context = stream.codec_context
+            stream.thread_type = "AUTO"
+            context.thread_count = decoder_threads()
             if wanted[0] > 0:
                 container.seek(int(self.probe.pts[wanted[0]]), stream=stream, backward=True, any_frame=False)
             for packet in container.demux(stream):
