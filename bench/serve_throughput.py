@@ -155,9 +155,7 @@ class BaselineChild:
     def __init__(self, args: argparse.Namespace, videos: tuple[Path, Path], threads: int):
         command = [sys.executable, __file__, "--child", *sys.argv[1:]]
         env = {**os.environ, "PYTHONPATH": str(args.baseline_src.resolve())}
-        self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=args.baseline_src,
-        )
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         self._ask({"videos": [str(v) for v in videos], "threads": threads})  # loads and warms up
 
     def measure(self, concurrency: int, n: int) -> dict:
