@@ -21,13 +21,11 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stages import CONFIGS, write_clip  # noqa: E402
+from stages import CONFIGS, write_pair  # noqa: E402
 
 from viddiff.backends.clip import ClipEmbedder  # noqa: E402
 from viddiff.backends.clip_frames import _apply, _geometric_steps, clip_frame_shrink, eval_transform  # noqa: E402
 from viddiff.config import load_config  # noqa: E402
-from viddiff.data.synth_actions import ACTIONS  # noqa: E402
-from viddiff.data.synthetic import sample_pair  # noqa: E402
 
 
 def frames_of(path: Path, count: int = 24, step: int = 7) -> list[np.ndarray]:
@@ -68,8 +66,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         videos = list(args.videos)
         if not videos:
-            videos = [Path(tmp) / "squats.mp4"]
-            write_clip(videos[0], sample_pair(ACTIONS[0], np.random.default_rng(0))[0], seed=0)
+            videos = [write_pair(Path(tmp))[0]]
         for path in videos:
             frames = frames_of(path)
             old_ms, old = per_frame_ms(steps, frames)

@@ -20,10 +20,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stages import write_clip  # noqa: E402
+from stages import write_pair  # noqa: E402
 
-from viddiff.data.synth_actions import ACTIONS  # noqa: E402
-from viddiff.data.synthetic import sample_pair  # noqa: E402
 from viddiff.video.sources import PyAVSource, decoder_threads, probe_file  # noqa: E402
 
 
@@ -57,8 +55,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         videos = list(args.videos)
         if not videos:
-            videos = [Path(tmp) / "squats.mp4"]
-            write_clip(videos[0], sample_pair(ACTIONS[0], np.random.default_rng(0))[0], seed=0)
+            videos = [write_pair(Path(tmp))[0]]
         print(f"every {args.stride}th frame, {decoder_threads()} decoder thread(s), best CPU time of {args.repeat}")
         print(f"{'video':<32} {'codec':<6} {'size':>10} {'frames':>7} {'every frame':>12} {'viddiff':>9} {'ratio':>6}"
               f" {'decoded':>8}  identical")

@@ -47,12 +47,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stages import CONFIGS, STATEMENTS, write_clip  # noqa: E402
+from stages import CONFIGS, STATEMENTS, write_pair  # noqa: E402
 
 from viddiff.api import VidDiff  # noqa: E402
 from viddiff.config import Config, load_config  # noqa: E402
-from viddiff.data.synth_actions import ACTIONS  # noqa: E402
-from viddiff.data.synthetic import sample_pair  # noqa: E402
 from viddiff.testing.fake_openai import FakeOpenAIServer  # noqa: E402
 from viddiff.testing.responders import ScriptedModel  # noqa: E402
 
@@ -226,11 +224,7 @@ def main() -> None:
 
     threads = args.threads or min(32, (os.cpu_count() or 1) + 4)
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(ScriptedModel(), latency_s=args.latency) as server:
-        root = Path(tmp)
-        params = sample_pair(ACTIONS[0], np.random.default_rng(0))
-        videos = (root / "a.mp4", root / "b.mp4")
-        for i, (path, p) in enumerate(zip(videos, params)):
-            write_clip(path, p, seed=i)
+        videos = write_pair(Path(tmp))
         served = {way: VidDiff(way_config(args, server.base_url, way)) for way in WAYS}
         # One model in memory for both ways (the same random weights either way): loading ViT-bigG-14 twice
         # would cost a GPU minute and 5 GB for nothing.

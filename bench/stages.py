@@ -77,6 +77,14 @@ def write_clip(path: Path, params: dict, seed: int) -> None:
     write_video(path, (cycle[int(t * spec.fps) % len(cycle)] for t in times), FPS, options={"crf": "20"})
 
 
+def write_pair(root: Path) -> tuple[Path, Path]:
+    """The two clips every CPU bench compares (``a.mp4``, ``b.mp4`` under ``root``): one sampled pair of squats."""
+    videos = (root / "a.mp4", root / "b.mp4")
+    for i, (path, params) in enumerate(zip(videos, sample_pair(ACTIONS[0], np.random.default_rng(0)))):
+        write_clip(path, params, seed=i)
+    return videos
+
+
 def measure(preset: str, videos: tuple[Path, Path], base_url: str, cache: Path) -> dict[str, float]:
     cfg = load_config(
         CONFIGS / PRESET_FILES[preset],
@@ -138,10 +146,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(ScriptedModel(), latency_s=args.latency) as server:
         root = Path(tmp)
-        params = sample_pair(ACTIONS[0], np.random.default_rng(0))
-        videos = (root / "a.mp4", root / "b.mp4")
-        for i, (path, p) in enumerate(zip(videos, params)):
-            write_clip(path, p, seed=i)
+        videos = write_pair(root)
         print(f"two {CLIP_SECONDS:.0f}-s clips {SIZE[0]}x{SIZE[1]} at {FPS:.0f} fps, read at 4 fps; "
               f"{args.latency:.1f} s per model call; CPU, {torch.get_num_threads()} threads, random CLIP weights")
         stages = ("decode", "model calls", "CLIP", "Viterbi")
