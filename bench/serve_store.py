@@ -58,13 +58,14 @@ class Server:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         made = subprocess.run(self._cli("serve", "keys", "create", "bench", "--data-dir", str(self.data_dir)),
-                              env=self.env, capture_output=True, text=True, check=True)
+                              env=self.env, cwd=src, capture_output=True, text=True, check=True)
         self.key = made.stdout.strip()
         args = self._cli("-q", "serve", "--data-dir", str(self.data_dir), "--port", str(self.port))
         for item in [*offline_overrides(model.base_url, str(self.data_dir / "cache.sqlite")),
                      f"endpoints.default.api_key_env={KEY_ENV}", *LIMITS]:
             args += ["--set", item]
-        self.process = subprocess.Popen(args, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(args, env=self.env, cwd=src, stdout=subprocess.DEVNULL,  # cwd: -m imports from it
+                                        stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 180
         while not self._answers():
             if self.process.poll() is not None or time.monotonic() > deadline:
@@ -159,7 +160,7 @@ def main() -> None:
                                    8.0).read_bytes()
                  for name, colour, direction in (("a", "red", "left to right"), ("b", "blue", "right to left"))}
         print(f"{'code':<10}{'POSTs':>7}{'accepted':>10}{'queued':>8}   {'lock held':>10}{'/healthz max':>14}"
-              f"{'median':>9}{'upload':>8}{'after':>8}")
+              f"{'median':>9}{'upload':>8}{'took':>8}")
         for name, src in sources.items():
             server = Server(src, model, Path(workdir))
             try:
