@@ -141,7 +141,10 @@ class JobStore:
         except sqlite3.DatabaseError as exc:
             if type(exc) is not sqlite3.DatabaseError:  # locked, unreadable, full: not damage
                 self.close()
-                raise
+                raise ViddiffError(
+                    f"cannot open the job store {self.path}: {exc} (a lock held longer than {busy_timeout_s:g} s by "
+                    "another process, or a file or folder this user cannot write); try again, or check its permissions"
+                ) from None
             problems = [str(exc)]
         if problems != ["ok"]:
             self.close()
