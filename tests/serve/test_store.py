@@ -196,6 +196,10 @@ def test_a_write_lock_held_by_another_process_stalls_no_request_and_a_blocked_wr
             assert holder.stdout.readline().strip() == "locked"
             poller.start()
             blocked = client.post("/v1/videos", files={"video": ("a.mp4", clips["a"].read_bytes())})
+            blocked_job = client.post(
+                "/v1/comparisons", data={"action": "a square crossing", "differences": ["the square is locked out"]},
+                files={"video_a": ("a.mp4", clips["a"].read_bytes()), "video_b": ("b.mp4", clips["b"].read_bytes())},
+            )
             listed = client.get("/v1/comparisons")  # a read is not blocked by a writer (WAL)
             holder.wait(30)
         finally:
@@ -207,8 +211,10 @@ def test_a_write_lock_held_by_another_process_stalls_no_request_and_a_blocked_wr
               f"{latencies[len(latencies) // 2] * 1000:.1f} ms, slowest {latencies[-1] * 1000:.1f} ms")
         assert blocked.status_code == 503, blocked.text
         assert "locked" in blocked.json()["detail"] and int(blocked.headers["retry-after"]) >= 1
+        assert blocked_job.status_code == 503 and "locked" in blocked_job.json()["detail"]
         assert listed.status_code == 200
         assert set((served.data_dir / "videos").iterdir()) == kept  # no file without a row
+        assert listed.json()["comparisons"] == []
         # Within 100 ms on an idle machine (29-46 ms measured); a stall behind the waiting write would last the
         # busy timeout (1 s), so 0.5 s tells the two apart even on a loaded CI machine.
         assert len(latencies) > 20 and latencies[len(latencies) // 2] < 0.1 and latencies[-1] < 0.5
