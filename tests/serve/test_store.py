@@ -215,9 +215,10 @@ def test_a_write_lock_held_by_another_process_stalls_no_request_and_a_blocked_wr
         assert listed.status_code == 200
         assert set((served.data_dir / "videos").iterdir()) == kept  # no file without a row
         assert listed.json()["comparisons"] == []
-        # Within 100 ms on an idle machine (29-46 ms measured); a stall behind the waiting write would last the
-        # busy timeout (1 s), so 0.5 s tells the two apart even on a loaded CI machine.
-        assert len(latencies) > 20 and latencies[len(latencies) // 2] < 0.1 and latencies[-1] < 0.5
+        # Within 100 ms when the machine has CPU to spare (20-46 ms measured; bench/serve_store.py: 99 ms at most
+        # with the lock held 20 s); with 12 processes on 2 cores one answer took 0.5 s. Before, every request
+        # waited for the lock (the 4 s it is held), so 1 s still tells the two apart on a crowded CI machine.
+        assert len(latencies) > 20 and latencies[len(latencies) // 2] < 0.1 and latencies[-1] < 1.0
         upload(client, clips["a"])  # and once the lock is gone, writes go through
 
 

@@ -334,15 +334,14 @@ class JobStore:
     def add_event(self, job_id: str, type_: str, data: str, progress: Optional[Progress] = None) -> int:
         """Append an event; its id is the job's next one."""
         with self._write() as conn:
-            seq = conn.execute("SELECT next_seq FROM jobs WHERE id = ?", (job_id,)).fetchone()[0]
-            conn.execute("INSERT INTO events VALUES (?, ?, ?, ?)", (job_id, seq, type_, data))
-            if progress is None:
-                conn.execute("UPDATE jobs SET next_seq = ? WHERE id = ?", (seq + 1, job_id))
-            else:
-                conn.execute(
-                    "UPDATE jobs SET next_seq = ?, progress = ? WHERE id = ?", (seq + 1, progress.model_dump_json(), job_id)
-                )
-        return seq
+            return _append_event(conn, job_id, type_, data, progress)
+
+    def add_result(self, job_id: str, data: str, result: str) -> bool:
+        """Append the ``result`` event and store the job done with its result, in one transaction, so a client
+        that has read the event finds the job done; ``False`` if the job had finished already."""
+        with self._write() as conn:
+            _append_event(conn, job_id, "result", data, None)
+            return _finish(conn, job_id, "done", None, result)
 
     def events_after(self, job_id: str, seq: int) -> list[EventRow]:
         rows = self._rows("SELECT seq, type, data FROM events WHERE job_id = ? AND seq > ? ORDER BY seq", (job_id, seq))
@@ -355,17 +354,8 @@ class JobStore:
 
     def finish(self, job_id: str, status: str, *, error: Optional[str] = None, result: Optional[str] = None) -> bool:
         """Record the end of a job that is not finished yet; ``False`` if it already was."""
-        assert status in FINISHED
         with self._write() as conn:
-            row = conn.execute("SELECT progress FROM jobs WHERE id = ?", (job_id,)).fetchone()
-            if row is None:
-                return False
-            progress = Progress.model_validate_json(row[0]).model_copy(update={"step": "finished"})
-            return conn.execute(
-                "UPDATE jobs SET status = ?, error = ?, result = ?, finished_at = ?, progress = ?"
-                " WHERE id = ? AND status IN ('queued', 'running')",
-                (status, error, result, time.time(), progress.model_dump_json(), job_id),
-            ).rowcount == 1
+            return _finish(conn, job_id, status, error, result)
 
     def progress(self, job_id: str) -> Progress:
         row = self._rows("SELECT progress FROM jobs WHERE id = ?", (job_id,))
@@ -392,6 +382,29 @@ def damaged_message(path: Path, problem: str) -> str:
         f"(mv {path} {path}.damaged, and its -wal and -shm files) to start with an empty store and create the "
         "keys again (viddiff serve keys create NAME)"
     )
+
+
+def _append_event(conn: sqlite3.Connection, job_id: str, type_: str, data: str, progress: Optional[Progress]) -> int:
+    seq = conn.execute("SELECT next_seq FROM jobs WHERE id = ?", (job_id,)).fetchone()[0]
+    conn.execute("INSERT INTO events VALUES (?, ?, ?, ?)", (job_id, seq, type_, data))
+    if progress is None:
+        conn.execute("UPDATE jobs SET next_seq = ? WHERE id = ?", (seq + 1, job_id))
+    else:
+        conn.execute("UPDATE jobs SET next_seq = ?, progress = ? WHERE id = ?", (seq + 1, progress.model_dump_json(), job_id))
+    return seq
+
+
+def _finish(conn: sqlite3.Connection, job_id: str, status: str, error: Optional[str], result: Optional[str]) -> bool:
+    assert status in FINISHED
+    row = conn.execute("SELECT progress FROM jobs WHERE id = ?", (job_id,)).fetchone()
+    if row is None:
+        return False
+    progress = Progress.model_validate_json(row[0]).model_copy(update={"step": "finished"})
+    return conn.execute(
+        "UPDATE jobs SET status = ?, error = ?, result = ?, finished_at = ?, progress = ?"
+        " WHERE id = ? AND status IN ('queued', 'running')",
+        (status, error, result, time.time(), progress.model_dump_json(), job_id),
+    ).rowcount == 1
 
 
 def _video_values(row: VideoRow) -> tuple:

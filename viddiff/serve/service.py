@@ -304,6 +304,12 @@ class Service:
     async def _record(self, update: JobUpdate) -> None:
         if isinstance(update, Started):
             await self.store.mark_started(update.job_id)
+        elif isinstance(update, Emitted) and update.event.type == "result":
+            # stored done with its result before any client can read the event (the store calls run off the
+            # event loop, so a stream could otherwise end, and its client ask, before the job's end is stored)
+            if await self.store.add_result(update.job_id, update.event.model_dump_json(),
+                                           update.event.result.model_dump_json()):
+                await self._observe(update.job_id, "done")
         elif isinstance(update, Emitted):
             event = update.event
             progress = _advanced(await self.store.progress(update.job_id), event.type, event)
@@ -328,9 +334,12 @@ class Service:
         if update.error_type == "EndpointError":
             self.metrics.model_call_errors += 1
         if await self.store.finish(update.job_id, update.status, error=error, result=result):
-            row = await self.store.job(update.job_id)
-            if row is not None and row.started_at is not None and row.finished_at is not None:
-                self.metrics.observe(update.status, row.finished_at - row.started_at)
+            await self._observe(update.job_id, update.status)
+
+    async def _observe(self, job_id: str, status: str) -> None:
+        row = await self.store.job(job_id)
+        if row is not None and row.started_at is not None and row.finished_at is not None:
+            self.metrics.observe(status, row.finished_at - row.started_at)
 
     # ---- retention
 

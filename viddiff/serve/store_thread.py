@@ -85,6 +85,7 @@ class AsyncJobStore:
     mark_started = _off_loop(JobStore.mark_started)
     requeue_unfinished = _off_loop(JobStore.requeue_unfinished)
     add_event = _off_loop(JobStore.add_event)
+    add_result = _off_loop(JobStore.add_result)
     events_after = _off_loop(JobStore.events_after)
     events_of_type = _off_loop(JobStore.events_of_type)
     finish = _off_loop(JobStore.finish)
