@@ -39,8 +39,10 @@ class DataDirOwner:
                 "this server another --data-dir (two servers on one data dir would run every job twice)"
             ) from None
         if self._lock.previous_holder:
-            log.warning("--data-dir %s: its last server (%s) ended without letting go; its process is gone, "
-                        "taking it over", self.data_dir, self._lock.previous_holder)
+            # the note of a holder that did not release the lock: killed, or stopped by a signal after its
+            # graceful shutdown (uvicorn re-raises SIGTERM); either way the kernel let go with its process
+            log.warning("--data-dir %s was last held by %s, whose process is gone; taking it over",
+                        self.data_dir, self._lock.previous_holder)
 
     def release(self) -> None:
         self._lock.release()
