@@ -819,6 +819,9 @@ class ServeConfig(_Section):
     """Requests per key per minute (a bucket that refills evenly); beyond it, 429 with ``Retry-After``."""
     retention_hours: float = Field(default=24.0, gt=0)
     """Uploaded videos and finished comparisons (results, events, reports) are deleted this long after creation."""
+    store_busy_timeout_s: float = Field(default=5.0, gt=0)
+    """Longest wait for the job store's write lock (held by another process, e.g. a backup); a request whose
+    write waits longer is answered 503 with ``Retry-After``."""
 
 
 class Config(_Section):

@@ -30,6 +30,7 @@ LIMITS = [
     "serve.max_queued_per_key=2",
     "serve.max_queued_total=3",
     "serve.requests_per_minute=100000",
+    "serve.store_busy_timeout_s=1",
 ]
 """The package server's limits: small, so each can be passed with tiny files."""
 

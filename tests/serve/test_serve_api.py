@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import subprocess
 import sys
 import time
 
@@ -155,6 +156,15 @@ def test_a_key_sees_only_its_own_jobs_and_videos(served, clips):
         assert mine.get(f"/v1/comparisons/{job_id}").json()["status"] == "done"  # still there for its owner
 
 
+READ_STORE_FILES = """
+import pathlib, sys
+sys.stdout.buffer.write(b"".join(p.read_bytes() for p in pathlib.Path(sys.argv[1]).glob("serve.sqlite*")))
+"""
+"""Reads the store's files from another process: a process that opens and closes a SQLite file behind the
+library's back drops every lock its own connections hold on it (POSIX locks are per process), after which
+another process's last connection checkpoints and deletes the WAL under the live server."""
+
+
 def test_keys_are_printed_once_stored_hashed_and_revocable(served, capsys):
     assert viddiff_main(["serve", "keys", "create", "cli-made", "--data-dir", str(served.data_dir)]) == 0
     key = capsys.readouterr().out.strip()
@@ -163,7 +173,8 @@ def test_keys_are_printed_once_stored_hashed_and_revocable(served, capsys):
         assert client.get("/v1/comparisons").status_code == 200
         assert viddiff_main(["serve", "keys", "list", "--data-dir", str(served.data_dir)]) == 0
         assert "cli-made\tactive" in capsys.readouterr().out
-        raw = b"".join(p.read_bytes() for p in served.data_dir.glob("serve.sqlite*"))
+        raw = subprocess.run([sys.executable, "-c", READ_STORE_FILES, str(served.data_dir)], capture_output=True,
+                             check=True).stdout
         assert key.encode() not in raw  # only its hash is stored
         assert viddiff_main(["serve", "keys", "revoke", "cli-made", "--data-dir", str(served.data_dir)]) == 0
         refused = client.get("/v1/comparisons")

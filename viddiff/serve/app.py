@@ -24,7 +24,7 @@ from viddiff.serve.uploads import read_form
 
 KEEP_ALIVE_S = 15.0
 WEB_FILES = {"app.js": "text/javascript", "style.css": "text/css"}
-_ERRORS = {status: {"model": Problem} for status in (400, 401, 404, 409, 413, 415, 422, 429)}
+_ERRORS = {status: {"model": Problem} for status in (400, 401, 404, 409, 413, 415, 422, 429, 500, 503)}
 
 
 def _form_schema(properties: dict, required: list[str]) -> dict:
@@ -74,8 +74,15 @@ def create_app(service: Service) -> FastAPI:
     async def api_error(_: Request, exc: ApiError) -> JSONResponse:
         return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=exc.headers)
 
-    def owner(request: Request, authorization: Optional[str] = Header(default=None)) -> str:
-        return service.authenticate(authorization, request.client.host if request.client else None)
+    @app.exception_handler(Exception)
+    async def internal_error(_: Request, exc: Exception) -> JSONResponse:
+        """A bug or a server-side fault: JSON like every error, naming no path; Starlette re-raises it after
+        this answer, so uvicorn logs it once, with its traceback."""
+        return JSONResponse({"detail": f"internal error ({type(exc).__name__}); the server log has the details"},
+                            status_code=500)
+
+    async def owner(request: Request, authorization: Optional[str] = Header(default=None)) -> str:
+        return await service.authenticate(authorization, request.client.host if request.client else None)
 
     @app.get("/healthz", response_model=Health, tags=["service"])
     async def healthz() -> Health:
@@ -83,7 +90,7 @@ def create_app(service: Service) -> FastAPI:
 
     @app.get("/metrics", response_class=PlainTextResponse, tags=["service"], responses=_ERRORS)
     async def metrics(_: str = Depends(owner)) -> str:
-        return service.prometheus()
+        return await service.prometheus()
 
     @app.post("/v1/videos", status_code=201, response_model=Video, tags=["videos"], responses=_ERRORS,
               openapi_extra=_form_schema({"video": _FILE}, ["video"]))
@@ -100,11 +107,11 @@ def create_app(service: Service) -> FastAPI:
 
     @app.get("/v1/videos/{video_id}", response_model=Video, tags=["videos"], responses=_ERRORS)
     async def get_video(video_id: str, who: str = Depends(owner)) -> Video:
-        return video_model(service.video(who, video_id))
+        return video_model(await service.video(who, video_id))
 
     @app.delete("/v1/videos/{video_id}", status_code=204, tags=["videos"], responses=_ERRORS)
     async def delete_video(video_id: str, who: str = Depends(owner)) -> Response:
-        service.delete_video(service.video(who, video_id))
+        await service.delete_video(who, video_id)
         return Response(status_code=204)
 
     @app.post("/v1/comparisons", status_code=202, response_model=ComparisonCreated, tags=["comparisons"],
@@ -113,10 +120,10 @@ def create_app(service: Service) -> FastAPI:
         request: Request, who: str = Depends(owner), idempotency_key: Optional[str] = Header(default=None),
     ) -> JSONResponse:
         if idempotency_key:
-            earlier = service.store.job_by_idempotency_key(who, idempotency_key)
+            earlier = await service.store.job_by_idempotency_key(who, idempotency_key)
             if earlier is not None:  # a retry: the job exists, the body is not needed
                 return _created(earlier.id, earlier.status)
-        service.check_queue(who)
+        await service.check_queue(who)
         form = await read_form(
             dict(request.headers), request.stream(), service.tmp_dir, max_bytes=service.limits.max_upload_bytes,
             file_fields=frozenset({"video_a", "video_b"}),
@@ -129,20 +136,20 @@ def create_app(service: Service) -> FastAPI:
 
     @app.get("/v1/comparisons", response_model=ComparisonList, tags=["comparisons"], responses=_ERRORS)
     async def list_comparisons(who: str = Depends(owner)) -> ComparisonList:
-        return ComparisonList(comparisons=[service.comparison(row) for row in service.store.jobs(who)])
+        return ComparisonList(comparisons=[await service.comparison(row) for row in await service.store.jobs(who)])
 
     @app.get("/v1/comparisons/{job_id}", response_model=Comparison, tags=["comparisons"], responses=_ERRORS)
     async def get_comparison(job_id: str, who: str = Depends(owner)) -> Comparison:
-        return service.comparison(service.job(who, job_id))
+        return await service.comparison(await service.job(who, job_id))
 
     @app.delete("/v1/comparisons/{job_id}", status_code=204, tags=["comparisons"], responses=_ERRORS)
     async def delete_comparison(job_id: str, who: str = Depends(owner)) -> Response:
-        await service.delete_comparison(service.job(who, job_id))
+        await service.delete_comparison(await service.job(who, job_id))
         return Response(status_code=204)
 
     @app.get("/v1/comparisons/{job_id}/report", response_class=HTMLResponse, tags=["comparisons"], responses=_ERRORS)
     async def report(job_id: str, who: str = Depends(owner)) -> FileResponse:
-        row = service.job(who, job_id)
+        row = await service.job(who, job_id)
         if not row.report:
             raise ApiError(404, "no report was asked for: create the comparison with report=true")
         if row.status != "done":
@@ -157,7 +164,7 @@ def create_app(service: Service) -> FastAPI:
     async def events(
         job_id: str, who: str = Depends(owner), last_event_id: Optional[str] = Header(default=None),
     ) -> StreamingResponse:
-        service.job(who, job_id)
+        await service.job(who, job_id)
         after = int(last_event_id) if last_event_id and last_event_id.strip().isdigit() else 0
         return StreamingResponse(
             _event_stream(service, job_id, after), media_type="text/event-stream",
@@ -191,16 +198,16 @@ async def _event_stream(service: Service, job_id: str, after: int) -> AsyncItera
     """Stored events after ``after``, then new ones as they are stored, until the job's last event."""
     while True:
         waiter = service.broker.waiter(job_id)  # before reading, so nothing stored in between is missed
-        for event in service.store.events_after(job_id, after):
+        for event in await service.store.events_after(job_id, after):
             yield f"id: {event.seq}\nevent: {event.type}\ndata: {event.data}\n\n"
             after = event.seq
             if event.type in TERMINAL_EVENTS:
                 return
-        row = service.store.job(job_id)
+        row = await service.store.job(job_id)
         if row is None:  # deleted (DELETE cancels, then removes everything)
             yield f"event: cancelled\ndata: {json.dumps({'type': 'cancelled', 'error': None})}\n\n"
             return
-        if row.status in FINISHED and not service.store.events_after(job_id, after):
+        if row.status in FINISHED and not await service.store.events_after(job_id, after):
             return
         try:
             await asyncio.wait_for(waiter.wait(), KEEP_ALIVE_S)

@@ -14,6 +14,7 @@ from viddiff.errors import ViddiffError
 from viddiff.serve.executor import LocalExecutor
 from viddiff.serve.jobs import JobStore
 from viddiff.serve.keys import checked_name, key_hash, new_key
+from viddiff.serve.ownership import DataDirOwner
 
 log = logging.getLogger(__name__)
 STORE_FILE = "serve.sqlite"
@@ -92,12 +93,13 @@ def cli_serve(args: argparse.Namespace) -> int:
     if args.dev and not _is_loopback(args.host):
         raise ViddiffError(f"--dev serves without keys, so only on 127.0.0.1; drop --host {args.host} or --dev")
     cfg = service_config(config_from_args(args), data_dir, args.workers, getattr(args, "ray", None))
-    app = build_app(data_dir, cfg, dev=args.dev)
-    if args.dev:
-        log.warning("--dev: requests from this machine need no key")
-    print(f"viddiff serve: http://{args.host}:{args.port}/ (API docs at /docs; data in {data_dir})", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", proxy_headers=args.proxy_headers,
-                forwarded_allow_ips=args.forwarded_allow_ips, timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S)
+    with DataDirOwner(data_dir, args.host, args.port):
+        app = build_app(data_dir, cfg, dev=args.dev)
+        if args.dev:
+            log.warning("--dev: requests from this machine need no key")
+        print(f"viddiff serve: http://{args.host}:{args.port}/ (API docs at /docs; data in {data_dir})", flush=True)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", proxy_headers=args.proxy_headers,
+                    forwarded_allow_ips=args.forwarded_allow_ips, timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S)
     return 0
 
 

@@ -13,3 +13,11 @@ class ApiError(Exception):
         self.status = status
         self.detail = detail
         self.headers = headers or {}
+
+
+def without_paths(text: str, names: dict[str, str]) -> str:
+    """``text`` with each path of ``names`` replaced by its name (longest first): what a client is shown
+    never holds a path of the server's disk."""
+    for path in sorted(names, key=len, reverse=True):
+        text = text.replace(path, names[path])
+    return text

@@ -2,11 +2,15 @@
 
 Every job's events are kept in order with increasing ids (the SSE ``id``), so a client that reconnects with
 ``Last-Event-ID`` gets what it missed, and a restarted server knows which jobs were queued or running.
-One connection, serialised by a lock: every statement is short.
+Each thread has its own connection (reads never wait for a writer in WAL mode); every write of more than one
+statement is one ``BEGIN IMMEDIATE`` transaction, and a lock held longer than ``busy_timeout_s`` by another
+connection raises ``sqlite3.OperationalError`` ("database is locked") instead of waiting on.
+The server never calls this from its event loop: :mod:`viddiff.serve.store_thread` runs it on threads.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import sqlite3
@@ -14,8 +18,9 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Sequence
 
+from viddiff.errors import ViddiffError
 from viddiff.serve.models import FINISHED, JobStatus, Progress
 
 _SCHEMA = """
@@ -93,31 +98,98 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(10)}"
 
 
-class JobStore:
-    """Keys, videos, jobs and events; safe to share between the event loop and worker threads."""
+class StoreDamaged(ViddiffError):
+    """``serve.sqlite`` is no SQLite file, or SQLite's check of it fails."""
 
-    def __init__(self, path: Path):
+
+class QueueFull(Exception):
+    """A new job would pass ``max_queued_per_key`` or ``max_queued_total``: the queued counts it saw."""
+
+    def __init__(self, mine: int, total: int):
+        super().__init__(f"{mine} queued for this owner, {total} in all")
+        self.mine = mine
+        self.total = total
+
+
+class VideoGone(Exception):
+    """A video a new job refers to was deleted since it was looked up."""
+
+    def __init__(self, video_id: str):
+        super().__init__(video_id)
+        self.video_id = video_id
+
+
+class JobStore:
+    """Keys, videos, jobs and events; safe to share between threads (one connection per thread).
+
+    Opening checks the file (``PRAGMA quick_check``) and raises :class:`StoreDamaged` naming it and what to
+    do; a damaged store is never moved aside, since it holds the operator's keys.
+    """
+
+    def __init__(self, path: Path, busy_timeout_s: float = 5.0):
         self.path = Path(path)
+        self.busy_timeout_s = busy_timeout_s
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False, timeout=30)
-        self._conn.row_factory = sqlite3.Row
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.executescript(_SCHEMA)
+        self._local = threading.local()
+        self._opened: list[sqlite3.Connection] = []
+        self._opened_lock = threading.Lock()
+        try:
+            conn = self._conn()
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.executescript(_SCHEMA)
+            problems = [row[0] for row in conn.execute("PRAGMA quick_check(3)")]
+        except sqlite3.DatabaseError as exc:
+            if type(exc) is not sqlite3.DatabaseError:  # locked, unreadable, full: not damage
+                self.close()
+                raise ViddiffError(
+                    f"cannot open the job store {self.path}: {exc} (a lock held longer than {busy_timeout_s:g} s by "
+                    "another process, or a file or folder this user cannot write); try again, or check its permissions"
+                ) from None
+            problems = [str(exc)]
+        if problems != ["ok"]:
+            self.close()
+            raise StoreDamaged(damaged_message(self.path, "; ".join(problems).replace("\n", " ")))
+
+    def _conn(self) -> sqlite3.Connection:
+        """This thread's connection, opened on first use."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(
+                str(self.path), isolation_level=None, check_same_thread=False, timeout=self.busy_timeout_s
+            )
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA synchronous=NORMAL")
+            with self._opened_lock:
+                self._opened.append(conn)
+            self._local.conn = conn
+        return conn
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        with self._opened_lock:
+            for conn in self._opened:
+                conn.close()
+            self._opened.clear()
+        self._local = threading.local()
 
     def _rows(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
-        with self._lock:
-            cur = self._conn.execute(sql, args)
-            return cur.fetchall()
+        return self._conn().execute(sql, args).fetchall()
 
     def _exec(self, sql: str, args: tuple = ()) -> int:
-        with self._lock:
-            return self._conn.execute(sql, args).rowcount
+        return self._conn().execute(sql, args).rowcount
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, holding the write lock from its start (so what it reads stays true)."""
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:  # SQLite may have rolled back already (disk full, I/O error)
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+            raise
 
     # ---- keys
 
@@ -142,11 +214,7 @@ class JobStore:
     # ---- videos
 
     def add_video(self, row: VideoRow) -> None:
-        self._exec(
-            "INSERT INTO videos VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (row.id, row.owner, row.job_id, row.path, row.filename, row.bytes, row.kind, row.duration_s, row.width,
-             row.height, row.n_frames, row.created_at),
-        )
+        self._exec("INSERT INTO videos VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", _video_values(row))
 
     def video(self, owner: str, video_id: str) -> Optional[VideoRow]:
         rows = self._rows("SELECT * FROM videos WHERE id = ? AND owner = ?", (video_id, owner))
@@ -158,6 +226,21 @@ class JobStore:
     def delete_video(self, video_id: str) -> None:
         self._exec("DELETE FROM videos WHERE id = ?", (video_id,))
 
+    def delete_video_unless_used(self, video_id: str) -> list[str]:
+        """Delete the video's row unless a queued or running job uses it: then those jobs' ids (kept)."""
+        with self._write() as conn:
+            row = conn.execute("SELECT path FROM videos WHERE id = ?", (video_id,)).fetchone()
+            if row is None:
+                return []
+            users = [r[0] for r in conn.execute(
+                "SELECT id FROM jobs WHERE status IN ('queued', 'running') AND"
+                " (json_extract(spec, '$.video_a') = ? OR json_extract(spec, '$.video_b') = ?) ORDER BY created_at",
+                (row[0], row[0]),
+            )]
+            if not users:
+                conn.execute("DELETE FROM videos WHERE id = ?", (video_id,))
+            return users
+
     def videos_created_before(self, cutoff: float) -> list[VideoRow]:
         return [VideoRow(*r) for r in self._rows("SELECT * FROM videos WHERE created_at < ?", (cutoff,))]
 
@@ -165,21 +248,40 @@ class JobStore:
 
     def add_job(
         self, owner: str, job_id: str, spec: dict[str, Any], *, action: str, mode: str, report: bool,
-        idempotency_key: Optional[str],
+        idempotency_key: Optional[str], videos: Sequence[VideoRow] = (), uses: Sequence[str] = (),
+        max_queued_per_key: Optional[int] = None, max_queued_total: Optional[int] = None,
     ) -> tuple[str, bool]:
-        """``(id, created)``: with an ``idempotency_key`` this owner used before, the earlier job's id."""
-        try:
-            self._exec(
+        """Queue a job with the rows of its new ``videos``, in one transaction: ``(id, created)``.
+
+        With an ``idempotency_key`` this owner used before, nothing is added and the earlier job's id comes
+        back. Raises :class:`QueueFull` when the queue limits would be passed, :class:`VideoGone` when a video
+        id of ``uses`` (videos uploaded before) no longer exists. Counting and inserting under one write lock
+        is what makes the limits hold for concurrent requests.
+        """
+        with self._write() as conn:
+            if idempotency_key is not None:
+                earlier = conn.execute(
+                    "SELECT id FROM jobs WHERE owner = ? AND idempotency_key = ?", (owner, idempotency_key)
+                ).fetchone()
+                if earlier is not None:
+                    return earlier[0], False
+            mine = conn.execute("SELECT count(*) FROM jobs WHERE status = 'queued' AND owner = ?", (owner,)).fetchone()[0]
+            total = conn.execute("SELECT count(*) FROM jobs WHERE status = 'queued'").fetchone()[0]
+            if (max_queued_per_key is not None and mine >= max_queued_per_key) or (
+                max_queued_total is not None and total >= max_queued_total
+            ):
+                raise QueueFull(mine, total)
+            for video_id in uses:
+                if conn.execute("SELECT 1 FROM videos WHERE id = ?", (video_id,)).fetchone() is None:
+                    raise VideoGone(video_id)
+            for row in videos:
+                conn.execute("INSERT INTO videos VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", _video_values(row))
+            conn.execute(
                 "INSERT INTO jobs (id, owner, status, spec, action, mode, report, idempotency_key, created_at, progress,"
                 " next_seq) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, 1)",
                 (job_id, owner, json.dumps(spec), action, mode, int(report), idempotency_key, time.time(),
                  Progress().model_dump_json()),
             )
-        except sqlite3.IntegrityError:
-            earlier = self.job_by_idempotency_key(owner, idempotency_key)
-            if earlier is None:
-                raise
-            return earlier.id, False
         return job_id, True
 
     def job_by_idempotency_key(self, owner: str, key: Optional[str]) -> Optional[JobRow]:
@@ -212,14 +314,14 @@ class JobStore:
 
     def mark_started(self, job_id: str) -> None:
         """Running now; the events of an earlier, interrupted attempt are dropped (ids keep growing)."""
-        with self._lock:
-            row = self._conn.execute("SELECT progress FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        with self._write() as conn:
+            row = conn.execute("SELECT progress FROM jobs WHERE id = ?", (job_id,)).fetchone()
             if row is None:
                 return
             progress = Progress.model_validate_json(row[0])
             progress = Progress(step="proposing", attempts=progress.attempts + 1)
-            self._conn.execute("DELETE FROM events WHERE job_id = ?", (job_id,))
-            self._conn.execute(
+            conn.execute("DELETE FROM events WHERE job_id = ?", (job_id,))
+            conn.execute(
                 "UPDATE jobs SET status = 'running', started_at = ?, progress = ? WHERE id = ? AND status = 'queued'",
                 (time.time(), progress.model_dump_json(), job_id),
             )
@@ -231,60 +333,83 @@ class JobStore:
 
     def add_event(self, job_id: str, type_: str, data: str, progress: Optional[Progress] = None) -> int:
         """Append an event; its id is the job's next one."""
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                seq = self._conn.execute("SELECT next_seq FROM jobs WHERE id = ?", (job_id,)).fetchone()[0]
-                self._conn.execute("INSERT INTO events VALUES (?, ?, ?, ?)", (job_id, seq, type_, data))
-                if progress is None:
-                    self._conn.execute("UPDATE jobs SET next_seq = ? WHERE id = ?", (seq + 1, job_id))
-                else:
-                    self._conn.execute(
-                        "UPDATE jobs SET next_seq = ?, progress = ? WHERE id = ?",
-                        (seq + 1, progress.model_dump_json(), job_id),
-                    )
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-        return seq
+        with self._write() as conn:
+            return _append_event(conn, job_id, type_, data, progress)
+
+    def add_result(self, job_id: str, data: str, result: str) -> bool:
+        """Append the ``result`` event and store the job done with its result, in one transaction, so a client
+        that has read the event finds the job done; ``False`` if the job had finished already."""
+        with self._write() as conn:
+            _append_event(conn, job_id, "result", data, None)
+            return _finish(conn, job_id, "done", None, result)
 
     def events_after(self, job_id: str, seq: int) -> list[EventRow]:
         rows = self._rows("SELECT seq, type, data FROM events WHERE job_id = ? AND seq > ? ORDER BY seq", (job_id, seq))
         return [EventRow(*r) for r in rows]
 
-    def events_of_type(self, job_id: str, type_: str) -> Iterator[str]:
-        for (data,) in self._rows("SELECT data FROM events WHERE job_id = ? AND type = ? ORDER BY seq", (job_id, type_)):
-            yield data
+    def events_of_type(self, job_id: str, type_: str) -> list[str]:
+        return [data for (data,) in self._rows(
+            "SELECT data FROM events WHERE job_id = ? AND type = ? ORDER BY seq", (job_id, type_)
+        )]
 
     def finish(self, job_id: str, status: str, *, error: Optional[str] = None, result: Optional[str] = None) -> bool:
         """Record the end of a job that is not finished yet; ``False`` if it already was."""
-        assert status in FINISHED
-        with self._lock:
-            row = self._conn.execute("SELECT progress FROM jobs WHERE id = ?", (job_id,)).fetchone()
-            if row is None:
-                return False
-            progress = Progress.model_validate_json(row[0]).model_copy(update={"step": "finished"})
-            return self._conn.execute(
-                "UPDATE jobs SET status = ?, error = ?, result = ?, finished_at = ?, progress = ?"
-                " WHERE id = ? AND status IN ('queued', 'running')",
-                (status, error, result, time.time(), progress.model_dump_json(), job_id),
-            ).rowcount == 1
+        with self._write() as conn:
+            return _finish(conn, job_id, status, error, result)
 
     def progress(self, job_id: str) -> Progress:
         row = self._rows("SELECT progress FROM jobs WHERE id = ?", (job_id,))
         return Progress.model_validate_json(row[0][0]) if row else Progress()
 
     def delete_job(self, job_id: str) -> None:
-        with self._lock:
-            self._conn.execute("DELETE FROM events WHERE job_id = ?", (job_id,))
-            self._conn.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
+        with self._write() as conn:
+            conn.execute("DELETE FROM events WHERE job_id = ?", (job_id,))
+            conn.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
 
     def finished_jobs_created_before(self, cutoff: float) -> list[JobRow]:
         rows = self._rows(
             "SELECT * FROM jobs WHERE created_at < ? AND status IN ('done', 'failed', 'cancelled')", (cutoff,)
         )
         return [_job(r) for r in rows]
+
+
+def damaged_message(path: Path, problem: str) -> str:
+    """One line: the file, what SQLite found, and the operator's two ways on (the store holds the keys, so
+    it is theirs to replace)."""
+    return (
+        f"{path} is damaged ({problem}); it holds this server's API keys, jobs and results, so it was left as it "
+        f"is: stop every viddiff serve on its --data-dir, then restore it from a backup, or move it aside "
+        f"(mv {path} {path}.damaged, and its -wal and -shm files) to start with an empty store and create the "
+        "keys again (viddiff serve keys create NAME)"
+    )
+
+
+def _append_event(conn: sqlite3.Connection, job_id: str, type_: str, data: str, progress: Optional[Progress]) -> int:
+    seq = conn.execute("SELECT next_seq FROM jobs WHERE id = ?", (job_id,)).fetchone()[0]
+    conn.execute("INSERT INTO events VALUES (?, ?, ?, ?)", (job_id, seq, type_, data))
+    if progress is None:
+        conn.execute("UPDATE jobs SET next_seq = ? WHERE id = ?", (seq + 1, job_id))
+    else:
+        conn.execute("UPDATE jobs SET next_seq = ?, progress = ? WHERE id = ?", (seq + 1, progress.model_dump_json(), job_id))
+    return seq
+
+
+def _finish(conn: sqlite3.Connection, job_id: str, status: str, error: Optional[str], result: Optional[str]) -> bool:
+    assert status in FINISHED
+    row = conn.execute("SELECT progress FROM jobs WHERE id = ?", (job_id,)).fetchone()
+    if row is None:
+        return False
+    progress = Progress.model_validate_json(row[0]).model_copy(update={"step": "finished"})
+    return conn.execute(
+        "UPDATE jobs SET status = ?, error = ?, result = ?, finished_at = ?, progress = ?"
+        " WHERE id = ? AND status IN ('queued', 'running')",
+        (status, error, result, time.time(), progress.model_dump_json(), job_id),
+    ).rowcount == 1
+
+
+def _video_values(row: VideoRow) -> tuple:
+    return (row.id, row.owner, row.job_id, row.path, row.filename, row.bytes, row.kind, row.duration_s, row.width,
+            row.height, row.n_frames, row.created_at)
 
 
 def _job(row: sqlite3.Row) -> JobRow:

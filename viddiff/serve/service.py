@@ -19,12 +19,13 @@ from typing import Optional, Union
 from viddiff.api import ComparisonResult, DifferenceResult, ResultEvent, build_sample
 from viddiff.config import Config
 from viddiff.errors import ViddiffError
-from viddiff.serve.errors import ApiError
+from viddiff.serve.errors import ApiError, without_paths
 from viddiff.serve.executor import Emitted, Ended, Executor, JobSpec, JobUpdate, Started
-from viddiff.serve.jobs import JobRow, JobStore, VideoRow, new_id
+from viddiff.serve.jobs import JobRow, JobStore, QueueFull, VideoGone, VideoRow, new_id
 from viddiff.serve.keys import key_hash
 from viddiff.serve.limits import RateLimiter, check_video
 from viddiff.serve.models import FINISHED, Comparison, Links, Progress, Video
+from viddiff.serve.store_thread import AsyncJobStore, StoreBusy
 from viddiff.serve.uploads import Form, UploadedFile, move_into
 
 log = logging.getLogger(__name__)
@@ -74,7 +75,7 @@ class Service:
         self.limits = config.serve
         self.executor = executor
         self.dev = dev
-        self.store = JobStore(self.data_dir / "serve.sqlite")
+        self.store = AsyncJobStore(JobStore(self.data_dir / "serve.sqlite", self.limits.store_busy_timeout_s))
         self.rate = RateLimiter(self.limits.requests_per_minute)
         self.broker = Broker()
         self.metrics = Metrics()
@@ -89,7 +90,7 @@ class Service:
     async def start(self) -> None:
         shutil.rmtree(self.tmp_dir, ignore_errors=True)  # uploads cut off by a stop
         await self.executor.start(self.on_update)
-        for row in self.store.requeue_unfinished():
+        for row in await self.store.requeue_unfinished():
             self.executor.submit(JobSpec.model_validate(row.spec))
         self._retention_task = asyncio.create_task(self._expire_forever(), name="viddiff-retention")
 
@@ -99,17 +100,17 @@ class Service:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._retention_task
         await self.executor.shutdown()
-        self.store.close()
+        await asyncio.to_thread(self.store.close)
 
     # ---- keys and rate
 
-    def authenticate(self, authorization: Optional[str], client_host: Optional[str]) -> str:
+    async def authenticate(self, authorization: Optional[str], client_host: Optional[str]) -> str:
         """The key's owner for ``Authorization: Bearer KEY``; in ``--dev`` mode a keyless local request is ``dev``."""
         if authorization:
             scheme, _, key = authorization.partition(" ")
             if scheme.lower() != "bearer" or not key.strip():
                 raise ApiError(401, "send the key as 'Authorization: Bearer KEY'", {"WWW-Authenticate": "Bearer"})
-            owner = self.store.owner_of(key_hash(key.strip()))
+            owner = await self.store.owner_of(key_hash(key.strip()))
             if owner is None:
                 raise ApiError(401, "unknown or revoked API key", {"WWW-Authenticate": "Bearer"})
         elif self.dev and client_host in ("127.0.0.1", "::1"):
@@ -124,45 +125,65 @@ class Service:
 
     # ---- videos
 
-    async def add_video(self, owner: str, upload: UploadedFile, label: str, job_id: Optional[str] = None) -> VideoRow:
-        """Check an uploaded file against the limits, then keep it under ``videos/``."""
+    async def add_video(self, owner: str, upload: UploadedFile, label: str) -> VideoRow:
+        """Check an uploaded file against the limits, keep it under ``videos/`` and store its row (or neither)."""
+        row = await self._keep_video(owner, upload, label)
+        try:
+            await self.store.add_video(row)
+        except BaseException:
+            Path(row.path).unlink(missing_ok=True)  # never a file without a row, which retention would not find
+            raise
+        return row
+
+    async def _keep_video(self, owner: str, upload: UploadedFile, label: str, job_id: Optional[str] = None) -> VideoRow:
+        """Check an uploaded file against the limits, then move it under ``videos/``; its row, not yet stored."""
         claims = await asyncio.to_thread(check_video, upload.path, label, self.limits)
         video_id = new_id("vid")
         suffix = {"mp4": ".mp4", "matroska": ".mkv", "avi": ".avi"}[claims.kind]
         path = move_into(upload, self.data_dir / "videos" / f"{video_id}{suffix}")
-        row = VideoRow(
+        return VideoRow(
             id=video_id, owner=owner, job_id=job_id, path=str(path), filename=upload.filename, bytes=upload.bytes,
             kind=claims.kind, duration_s=claims.duration_s, width=claims.width, height=claims.height,
             n_frames=claims.n_frames, created_at=time.time(),
         )
-        self.store.add_video(row)
-        return row
 
-    def video(self, owner: str, video_id: str) -> VideoRow:
-        row = self.store.video(owner, video_id)
+    async def video(self, owner: str, video_id: str) -> VideoRow:
+        row = await self.store.video(owner, video_id)
         if row is None:
             raise ApiError(404, f"no video {video_id!r} (upload it with POST /v1/videos; videos expire after "
                            f"serve.retention_hours = {self.limits.retention_hours:g})")
         return row
 
-    def delete_video(self, row: VideoRow) -> None:
+    async def delete_video(self, owner: str, video_id: str) -> None:
+        """Delete an uploaded video; 409 while a queued or running comparison uses it."""
+        row = await self.video(owner, video_id)
+        users = await self.store.delete_video_unless_used(row.id)
+        if users:
+            raise ApiError(409, f"video {video_id!r} is in use by comparison {', '.join(users)} (queued or running); "
+                           "delete it once that comparison has finished, or delete the comparison first")
         Path(row.path).unlink(missing_ok=True)
-        self.store.delete_video(row.id)
+
+    async def _remove_video(self, row: VideoRow) -> None:
+        Path(row.path).unlink(missing_ok=True)
+        await self.store.delete_video(row.id)
 
     # ---- comparisons
 
-    def check_queue(self, owner: str) -> None:
-        """429 when this key, or the server, has as many comparisons waiting as it may."""
-        mine, total = self.store.count("queued", owner), self.store.count("queued")
-        if mine < self.limits.max_queued_per_key and total < self.limits.max_queued_total:
-            return
+    async def check_queue(self, owner: str) -> None:
+        """429 when this key, or the server, has as many comparisons waiting as it may (a cheap early answer,
+        before the body is read; the limits are held by the insert itself, :meth:`JobStore.add_job`)."""
+        mine, total = await self.store.count("queued", owner), await self.store.count("queued")
+        if mine >= self.limits.max_queued_per_key or total >= self.limits.max_queued_total:
+            raise self._queue_full(mine, total)
+
+    def _queue_full(self, mine: int, total: int) -> ApiError:
         which = (
             f"this key has {mine} comparisons queued (serve.max_queued_per_key = {self.limits.max_queued_per_key})"
             if mine >= self.limits.max_queued_per_key
             else f"{total} comparisons are queued (serve.max_queued_total = {self.limits.max_queued_total})"
         )
         wait = self._retry_after()
-        raise ApiError(429, f"{which}; retry in {wait} s", {"Retry-After": str(wait)})
+        return ApiError(429, f"{which}; retry in {wait} s", {"Retry-After": str(wait)})
 
     def _retry_after(self) -> int:
         mean = self.metrics.mean_job_seconds() or 10.0
@@ -181,7 +202,7 @@ class Service:
                 "per comparison: split them over several comparisons",
             )
         pose, report = _bool_field(form, "pose"), _bool_field(form, "report")
-        sources = {side: self._video_source(owner, form, side) for side in ("a", "b")}
+        sources = {side: await self._video_source(owner, form, side) for side in ("a", "b")}
         job_id = new_id("cmp")
         try:  # the Python API's own checks and words, before any video is kept (the paths are not opened)
             build_sample("a.mp4", "b.mp4", action, differences=differences, n_differences=n_differences)
@@ -194,32 +215,37 @@ class Service:
                 if isinstance(source, VideoRow):
                     paths[side] = source.path
                 else:
-                    row = await self.add_video(owner, source, f"video_{side}", job_id=job_id)
-                    kept.append(row)
-                    paths[side] = row.path
+                    kept.append(await self._keep_video(owner, source, f"video_{side}", job_id=job_id))
+                    paths[side] = kept[-1].path
             spec = JobSpec(
                 job_id=job_id, video_a=paths["a"], video_b=paths["b"], action=action, differences=differences,
                 n_differences=n_differences, pose=pose,
                 report_path=str(self.data_dir / "reports" / f"{job_id}.html") if report else None,
             )
-            stored_id, created = self.store.add_job(
+            stored_id, created = await self.store.add_job(
                 owner, job_id, spec.model_dump(), action=action, mode="closed" if differences else "open",
-                report=report, idempotency_key=idempotency_key,
+                report=report, idempotency_key=idempotency_key, videos=kept,
+                uses=[src.id for src in sources.values() if isinstance(src, VideoRow)],
+                max_queued_per_key=self.limits.max_queued_per_key, max_queued_total=self.limits.max_queued_total,
             )
-        except BaseException:
-            for row in kept:
-                self.delete_video(row)
+        except BaseException as exc:
+            for row in kept:  # their rows were never stored
+                Path(row.path).unlink(missing_ok=True)
+            if isinstance(exc, QueueFull):
+                raise self._queue_full(exc.mine, exc.total) from None
+            if isinstance(exc, VideoGone):
+                raise ApiError(404, f"video {exc.video_id!r} was deleted while this comparison was being created") from None
             raise
         if not created:  # a concurrent retry won the race
             for row in kept:
-                self.delete_video(row)
+                Path(row.path).unlink(missing_ok=True)
         else:
             self.executor.submit(spec)
-        job = self.store.job(stored_id)
+        job = await self.store.job(stored_id)
         assert job is not None
         return job, created
 
-    def _video_source(self, owner: str, form: Form, side: str) -> Union[UploadedFile, VideoRow]:
+    async def _video_source(self, owner: str, form: Form, side: str) -> Union[UploadedFile, VideoRow]:
         """The file sent for ``video_{side}``, or the uploaded video its ``video_{side}_id`` names."""
         upload = form.files.get(f"video_{side}")
         ref = form.text(f"video_{side}_id")
@@ -228,22 +254,22 @@ class Service:
         if upload is not None:
             return upload
         if ref:
-            return self.video(owner, ref.strip())
+            return await self.video(owner, ref.strip())
         if f"video_{side}" in form.fields:
             raise ApiError(422, f"video_{side} must be a file (curl: -F video_{side}=@{side}.mp4)")
         raise ApiError(422, f"video_{side} is missing: send a file, or video_{side}_id of a video uploaded before")
 
-    def job(self, owner: str, job_id: str) -> JobRow:
-        row = self.store.job(job_id, owner)
+    async def job(self, owner: str, job_id: str) -> JobRow:
+        row = await self.store.job(job_id, owner)
         if row is None:
             raise ApiError(404, f"no comparison {job_id!r}")
         return row
 
-    def comparison(self, row: JobRow) -> Comparison:
+    async def comparison(self, row: JobRow) -> Comparison:
         result = ComparisonResult.model_validate_json(row.result) if row.result else None
         partial = [] if result else [
             DifferenceResult.model_validate(json.loads(data)["difference"])
-            for data in self.store.events_of_type(row.id, "verdict")
+            for data in await self.store.events_of_type(row.id, "verdict")
         ]
         return Comparison(
             id=row.id, status=row.status, action=row.action, mode=row.mode, created_at=row.created_at,
@@ -255,42 +281,65 @@ class Service:
         """Cancel it if it is queued or running (its model calls stop), then delete its videos, events, report."""
         if row.status not in FINISHED:
             await self.executor.cancel(row.id)
-        for video in self.store.videos_of_job(row.id):
-            self.delete_video(video)
+        for video in await self.store.videos_of_job(row.id):
+            await self._remove_video(video)
         if row.spec.get("report_path"):
             Path(row.spec["report_path"]).unlink(missing_ok=True)
-        self.store.delete_job(row.id)
+        await self.store.delete_job(row.id)
         self.broker.notify(row.id)
 
     # ---- updates from the executor
 
     async def on_update(self, update: JobUpdate) -> None:
-        if isinstance(update, Started):
-            self.store.mark_started(update.job_id)
-        elif isinstance(update, Emitted):
-            event = update.event
-            progress = _advanced(self.store.progress(update.job_id), event.type, event)
-            if event.type == "verdict" and event.difference.prediction is None:
-                self.metrics.invalid_verdicts += 1
-            self.store.add_event(update.job_id, event.type, event.model_dump_json(), progress)
-        elif isinstance(update, Ended):
-            self._end(update)
+        """Store an update; while the store is locked by another process the job waits, nothing is lost."""
+        while True:
+            try:
+                await self._record(update)
+                break
+            except StoreBusy:
+                log.warning("job %s: the job store is locked by another process; its update waits", update.job_id)
+                await asyncio.sleep(1.0)
         self.broker.notify(update.job_id)
 
-    def _end(self, update: Ended) -> None:
+    async def _record(self, update: JobUpdate) -> None:
+        if isinstance(update, Started):
+            await self.store.mark_started(update.job_id)
+        elif isinstance(update, Emitted) and update.event.type == "result":
+            # stored done with its result before any client can read the event (the store calls run off the
+            # event loop, so a stream could otherwise end, and its client ask, before the job's end is stored)
+            if await self.store.add_result(update.job_id, update.event.model_dump_json(),
+                                           update.event.result.model_dump_json()):
+                await self._observe(update.job_id, "done")
+        elif isinstance(update, Emitted):
+            event = update.event
+            progress = _advanced(await self.store.progress(update.job_id), event.type, event)
+            if event.type == "verdict" and event.difference.prediction is None:
+                self.metrics.invalid_verdicts += 1
+            await self.store.add_event(update.job_id, event.type, event.model_dump_json(), progress)
+        elif isinstance(update, Ended):
+            await self._end(update)
+
+    async def _end(self, update: Ended) -> None:
         result = None
+        row = await self.store.job(update.job_id)
+        error = update.error if update.error is None or row is None else without_paths(update.error, {
+            row.spec["video_a"]: "video_a", row.spec["video_b"]: "video_b", str(self.data_dir): "the server's data dir",
+        })
         if update.status == "done":
-            for data in self.store.events_of_type(update.job_id, "result"):
+            for data in await self.store.events_of_type(update.job_id, "result"):
                 result = ResultEvent.model_validate_json(data).result.model_dump_json()
         else:
-            payload = {"type": update.status, "error": update.error}
-            self.store.add_event(update.job_id, update.status, json.dumps(payload))
+            payload = {"type": update.status, "error": error}
+            await self.store.add_event(update.job_id, update.status, json.dumps(payload))
         if update.error_type == "EndpointError":
             self.metrics.model_call_errors += 1
-        if self.store.finish(update.job_id, update.status, error=update.error, result=result):
-            row = self.store.job(update.job_id)
-            if row is not None and row.started_at is not None and row.finished_at is not None:
-                self.metrics.observe(update.status, row.finished_at - row.started_at)
+        if await self.store.finish(update.job_id, update.status, error=error, result=result):
+            await self._observe(update.job_id, update.status)
+
+    async def _observe(self, job_id: str, status: str) -> None:
+        row = await self.store.job(job_id)
+        if row is not None and row.started_at is not None and row.finished_at is not None:
+            self.metrics.observe(status, row.finished_at - row.started_at)
 
     # ---- retention
 
@@ -299,32 +348,32 @@ class Service:
         while True:
             await asyncio.sleep(interval)
             try:
-                self.expire()
+                await self.expire()
             except Exception:  # a failed sweep is retried next time; the server goes on
                 log.exception("retention sweep failed")
 
-    def expire(self) -> int:
+    async def expire(self) -> int:
         """Delete finished comparisons and videos older than ``serve.retention_hours``; how many went."""
         cutoff = time.time() - self.limits.retention_hours * 3600
         gone = 0
-        busy = {v for row in self.store.jobs_in("queued", "running") for v in (row.spec["video_a"], row.spec["video_b"])}
-        for row in self.store.finished_jobs_created_before(cutoff):
-            for video in self.store.videos_of_job(row.id):
+        busy = {v for row in await self.store.jobs_in("queued", "running") for v in (row.spec["video_a"], row.spec["video_b"])}
+        for row in await self.store.finished_jobs_created_before(cutoff):
+            for video in await self.store.videos_of_job(row.id):
                 if video.path not in busy:
-                    self.delete_video(video)
+                    await self._remove_video(video)
             if row.spec.get("report_path"):
                 Path(row.spec["report_path"]).unlink(missing_ok=True)
-            self.store.delete_job(row.id)
+            await self.store.delete_job(row.id)
             gone += 1
-        for video in self.store.videos_created_before(cutoff):
+        for video in await self.store.videos_created_before(cutoff):
             if video.path not in busy:
-                self.delete_video(video)
+                await self._remove_video(video)
                 gone += 1
         return gone
 
     # ---- metrics
 
-    def prometheus(self) -> str:
+    async def prometheus(self) -> str:
         """``/metrics`` in the Prometheus text format."""
         lines = [
             "# HELP viddiff_queue_length Comparisons waiting for a worker.",
@@ -333,7 +382,7 @@ class Service:
             "# HELP viddiff_jobs Comparisons in the store by state.",
             "# TYPE viddiff_jobs gauge",
         ]
-        counts = self.store.counts_by_status()
+        counts = await self.store.counts_by_status()
         for status in ("queued", "running", "done", "failed", "cancelled"):
             lines.append(f'viddiff_jobs{{state="{status}"}} {counts.get(status, 0)}')
         lines += [

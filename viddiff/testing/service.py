@@ -17,6 +17,7 @@ from viddiff.config import Config
 from viddiff.serve.command import GRACEFUL_SHUTDOWN_S, STORE_FILE, build_app, service_config
 from viddiff.serve.jobs import JobStore
 from viddiff.serve.keys import key_hash, new_key
+from viddiff.serve.ownership import DataDirOwner
 
 
 def free_port() -> int:
@@ -47,7 +48,13 @@ class ServerThread:
         self.config = service_config(config, self.data_dir, None)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        app = build_app(self.data_dir, self.config, dev=dev)
+        self._owner = DataDirOwner(self.data_dir, "127.0.0.1", self.port)
+        self._owner.acquire()  # as `viddiff serve` does: one live server per data dir
+        try:
+            app = build_app(self.data_dir, self.config, dev=dev)
+        except BaseException:
+            self._owner.release()
+            raise
         self._server = uvicorn.Server(uvicorn.Config(
             app, host="127.0.0.1", port=self.port, log_level="warning", timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S
         ))
@@ -60,6 +67,7 @@ class ServerThread:
         deadline = time.monotonic() + self._startup_timeout_s
         while not self._server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
                 raise RuntimeError(f"viddiff serve did not start on port {self.port}")
             time.sleep(0.05)
         return self
@@ -69,6 +77,7 @@ class ServerThread:
             self._server.should_exit = True
             self._thread.join(60)
             self._thread = None
+        self._owner.release()
 
     def __enter__(self) -> "ServerThread":
         return self.start()
