@@ -819,6 +819,15 @@ class ServeConfig(_Section):
     """Requests per key per minute (a bucket that refills evenly); beyond it, 429 with ``Retry-After``."""
     retention_hours: float = Field(default=24.0, gt=0)
     """Uploaded videos and finished comparisons (results, events, reports) are deleted this long after creation."""
+    max_header_bytes: int = Field(default=16 * 2**10, ge=1024)
+    """Longest request header (request line and all fields); a longer one is answered 431 before it is all read."""
+    header_timeout_s: float = Field(default=20.0, gt=0)
+    """Seconds a request's header may take from its first byte (a few hundred bytes: one round trip on any
+    network); a header still incomplete then gets 408 and the connection is closed."""
+    body_idle_timeout_s: float = Field(default=30.0, gt=0)
+    """A request body that brings less than 1 KiB in this many seconds is closed as stalled. Time, not size:
+    a phone uploading 200 MB at 100 KB/s takes half an hour and is never cut, and one that loses its network
+    for less than this resumes."""
 
 
 class Config(_Section):

@@ -18,6 +18,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTex
 
 from viddiff import __version__
 from viddiff.serve.errors import ApiError
+from viddiff.serve.http_limits import bound_requests
 from viddiff.serve.models import FINISHED, Comparison, ComparisonCreated, ComparisonList, Health, Problem, Video
 from viddiff.serve.service import TERMINAL_EVENTS, Service, links, video_model
 from viddiff.serve.uploads import read_form
@@ -69,6 +70,8 @@ def create_app(service: Service) -> FastAPI:
         description="Video action differencing as a service: upload two videos of an action, get verdicts as they "
         "are decided. Every route but /healthz needs 'Authorization: Bearer KEY'.",
     )
+
+    bound_requests(app)
 
     @app.exception_handler(ApiError)
     async def api_error(_: Request, exc: ApiError) -> JSONResponse:

@@ -88,6 +88,8 @@ def cli_serve(args: argparse.Namespace) -> int:
     require_serve_extra()
     import uvicorn
 
+    from viddiff.serve.http_limits import uvicorn_options
+
     data_dir = Path(args.data_dir).expanduser()
     if args.dev and not _is_loopback(args.host):
         raise ViddiffError(f"--dev serves without keys, so only on 127.0.0.1; drop --host {args.host} or --dev")
@@ -97,7 +99,8 @@ def cli_serve(args: argparse.Namespace) -> int:
         log.warning("--dev: requests from this machine need no key")
     print(f"viddiff serve: http://{args.host}:{args.port}/ (API docs at /docs; data in {data_dir})", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", proxy_headers=args.proxy_headers,
-                forwarded_allow_ips=args.forwarded_allow_ips, timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S)
+                forwarded_allow_ips=args.forwarded_allow_ips, timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+                **uvicorn_options(cfg.serve))
     return 0
 
 

@@ -43,13 +43,16 @@ class ServerThread:
     def __init__(self, data_dir: Path, config: Config, *, dev: bool = False, startup_timeout_s: float = 120.0):
         import uvicorn
 
+        from viddiff.serve.http_limits import uvicorn_options
+
         self.data_dir = Path(data_dir)
         self.config = service_config(config, self.data_dir, None)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         app = build_app(self.data_dir, self.config, dev=dev)
         self._server = uvicorn.Server(uvicorn.Config(
-            app, host="127.0.0.1", port=self.port, log_level="warning", timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S
+            app, host="127.0.0.1", port=self.port, log_level="warning", timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+            **uvicorn_options(self.config.serve),
         ))
         self._thread: Optional[threading.Thread] = None
         self._startup_timeout_s = startup_timeout_s
