@@ -68,7 +68,7 @@ def create_app(service: Service) -> FastAPI:
     app = FastAPI(
         title="viddiff serve", version=__version__, lifespan=lifespan,
         description="Video action differencing as a service: upload two videos of an action, get verdicts as they "
-        "are decided. Every route but /healthz needs 'Authorization: Bearer KEY'.",
+        "are decided. Every route but /healthz and /readyz needs 'Authorization: Bearer KEY'.",
     )
 
     bound_requests(app)
@@ -82,7 +82,14 @@ def create_app(service: Service) -> FastAPI:
 
     @app.get("/healthz", response_model=Health, tags=["service"])
     async def healthz() -> Health:
-        return Health(queued=service.executor.queued(), running=service.executor.running())
+        executor = service.executor
+        return Health(status=service.readiness.state, queued=executor.queued(), running=executor.running())
+
+    @app.get("/readyz", response_model=Health, tags=["service"], responses={503: {"model": Health}})
+    async def readyz() -> JSONResponse:
+        """200 once the service can take a job; 503 while its models load (a container's readiness probe)."""
+        health = await healthz()
+        return JSONResponse(health.model_dump(), status_code=200 if service.readiness.ready else 503)
 
     @app.get("/metrics", response_class=PlainTextResponse, tags=["service"], responses=_ERRORS)
     async def metrics(_: str = Depends(owner)) -> str:

@@ -89,6 +89,7 @@ class Problem(BaseModel):
 
 
 class Health(BaseModel):
-    status: Literal["ok"] = "ok"
+    status: Literal["starting", "ok", "failed"] = "ok"
+    """``starting`` while the models load (``/readyz`` answers 503 until ``ok``)."""
     queued: int
     running: int
