@@ -13,13 +13,18 @@ import json
 from importlib import resources
 from typing import AsyncIterator, Optional
 
-from fastapi import Depends, FastAPI, Header, Request
+from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 
 from viddiff import __version__
 from viddiff.serve.errors import ApiError
 from viddiff.serve.http_limits import bound_requests
-from viddiff.serve.models import FINISHED, Comparison, ComparisonCreated, ComparisonList, Health, Problem, Video
+from viddiff.serve.jobs import JobRow
+from viddiff.serve.report_links import ReportLinks
+from viddiff.serve.security import REPORT_CSP, secure_headers
+from viddiff.serve.models import (
+    FINISHED, Comparison, ComparisonCreated, ComparisonList, Health, Problem, ReportLink, Video,
+)
 from viddiff.serve.service import TERMINAL_EVENTS, Service, links, video_model
 from viddiff.serve.uploads import read_form
 
@@ -72,6 +77,8 @@ def create_app(service: Service) -> FastAPI:
     )
 
     bound_requests(app)
+    secure_headers(app)
+    report_links = ReportLinks()
 
     @app.exception_handler(ApiError)
     async def api_error(_: Request, exc: ApiError) -> JSONResponse:
@@ -150,14 +157,33 @@ def create_app(service: Service) -> FastAPI:
         await service.delete_comparison(service.job(who, job_id))
         return Response(status_code=204)
 
-    @app.get("/v1/comparisons/{job_id}/report", response_class=HTMLResponse, tags=["comparisons"], responses=_ERRORS)
-    async def report(job_id: str, who: str = Depends(owner)) -> FileResponse:
+    def report_row(job_id: str, who: str) -> JobRow:
         row = service.job(who, job_id)
         if not row.report:
             raise ApiError(404, "no report was asked for: create the comparison with report=true")
         if row.status != "done":
             raise ApiError(409, f"the comparison is {row.status}; its report is written when it is done")
-        return FileResponse(row.spec["report_path"], media_type="text/html")
+        return row
+
+    @app.get("/v1/comparisons/{job_id}/report", response_class=HTMLResponse, tags=["comparisons"], responses=_ERRORS)
+    async def report(
+        job_id: str, request: Request, authorization: Optional[str] = Header(default=None),
+        link: Optional[str] = Query(default=None, description="a token from POST .../report-link, instead of a key"),
+    ) -> FileResponse:
+        if link:
+            who = report_links.owner(job_id, link)
+            service.rate.take(who)
+        else:
+            who = owner(request, authorization)
+        row = report_row(job_id, who)
+        return FileResponse(row.spec["report_path"], media_type="text/html", headers={"Content-Security-Policy": REPORT_CSP})
+
+    @app.post("/v1/comparisons/{job_id}/report-link", response_model=ReportLink, tags=["comparisons"], responses=_ERRORS)
+    async def report_link(job_id: str, who: str = Depends(owner)) -> ReportLink:
+        """A URL that opens the report in a browser tab without the key, for an hour."""
+        report_row(job_id, who)
+        token, expires = report_links.sign(job_id, who)
+        return ReportLink(url=f"{links(job_id).report}?link={token}", expires_at=expires)
 
     @app.get("/v1/comparisons/{job_id}/events", tags=["comparisons"], responses={
         200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events: proposal, segmentation, "
