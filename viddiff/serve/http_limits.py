@@ -9,7 +9,7 @@ connection and the event loop's time for as long as it likes. This protocol adds
 - 408 and close when a header is not complete ``serve.header_timeout_s`` after its first byte (or after the
   connection opened): a deadline, not an idle time, so a byte every 2 s does not keep it open;
 - close when a body brings less than :data:`MIN_BODY_BYTES` in a window of ``serve.body_idle_timeout_s``
-  (windows in which the server itself paused reading do not count);
+  (windows in which the server itself paused reading, or has not yet sent ``100 Continue``, do not count);
 - a lingering close: an answer given before the request was read (431, 413, 415) is followed by a half-close,
   and what the client still sends is discarded for up to :data:`LINGER_S`, so that the client reads the answer
   instead of a connection reset.
@@ -169,7 +169,8 @@ class BoundedH11Protocol(H11Protocol):
         self._body_timer = None
         if self.conn.their_state is not h11.SEND_BODY or self.transport.is_closing():
             return
-        stalled = self._body_bytes < MIN_BODY_BYTES and not self.flow.read_paused
+        waiting_for_us = self.flow.read_paused or (self.cycle is not None and self.cycle.waiting_for_100_continue)
+        stalled = self._body_bytes < MIN_BODY_BYTES and not waiting_for_us
         if stalled:
             log.info("closed %s: its request body brought %d bytes in serve.body_idle_timeout_s = %g s",
                      _peer(self.client), self._body_bytes, self.limits.body_idle_timeout_s)
