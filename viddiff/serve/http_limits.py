@@ -155,7 +155,7 @@ class BoundedH11Protocol(H11Protocol):
         self._header_timer = None
         if self.conn.their_state is not h11.IDLE or self.transport.is_closing():
             return
-        if not self.conn.trailing_data[0]:  # an idle keep-alive connection (uvicorn's own timer closes those)
+        if not self.conn.trailing_data[0]:  # opened and never sent a byte: nobody to answer
             self.transport.close()
             return
         log.info("closed %s: its request header was not complete after serve.header_timeout_s = %g s",
