@@ -181,9 +181,11 @@ def test_dribbled_bodies_are_closed_and_their_partial_files_removed(edge, key):
         assert not open_, f"{len(open_)} dribbled bodies still open after {took:.1f} s"
         assert took < BODY_IDLE_S * 2 + 2
         wait_until(lambda: not partial_uploads(edge), 10, "the partial uploads to be removed")
+        time.sleep(0.3)  # anything logged after the removal would show here
     text = log.text()
     assert not [line for line in text if "Traceback" in line or "Exception in ASGI" in line], text
     assert sum("request body brought" in line for line in text) == len(dribblers), text
+    assert len(text) == len(dribblers), text  # one line each
 
 
 def test_a_slow_but_steady_upload_is_not_cut(edge, key, clips):

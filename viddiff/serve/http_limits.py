@@ -42,6 +42,8 @@ second holds a connection as surely as silence, while the slowest phone network 
 far more."""
 LINGER_S = 2.0
 """How long the rest of a refused request is read and dropped before the connection is closed."""
+CLOSED_BY_EDGE = "viddiff.closed_by_edge"
+"""Set in the request's scope when the protocol closed a stalled body (it logged why: one line is enough)."""
 
 
 @dataclass(frozen=True)
@@ -174,6 +176,8 @@ class BoundedH11Protocol(H11Protocol):
         if stalled:
             log.info("closed %s: its request body brought %d bytes in serve.body_idle_timeout_s = %g s",
                      _peer(self.client), self._body_bytes, self.limits.body_idle_timeout_s)
+            if self.cycle is not None:
+                self.cycle.scope[CLOSED_BY_EDGE] = True  # type: ignore[literal-required]
             assert self._edge is not None
             self._edge.close(linger=False)
             return
@@ -229,10 +233,12 @@ class EdgeMiddleware:
 
 
 async def client_gone(request: Request, _: ClientDisconnect) -> Response:
-    """The exception handler for a client that disconnected mid-request: one line, no traceback."""
-    client = request.client
-    log.info("%s went away during %s %s; its partial upload was removed", _peer((client.host, client.port) if client else None),
-             request.method, request.url.path)
+    """The exception handler for a client that disconnected mid-request: one line, no traceback (none when
+    the protocol closed it as stalled: it said so)."""
+    if not request.scope.get(CLOSED_BY_EDGE):
+        client = (request.client.host, request.client.port) if request.client else None
+        log.info("%s went away during %s %s; its partial upload was removed", _peer(client), request.method,
+                 request.url.path)
     return Response(status_code=499)
 
 
