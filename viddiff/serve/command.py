@@ -93,6 +93,7 @@ def cli_serve(args: argparse.Namespace) -> int:
 
     from viddiff.serve.http_limits import uvicorn_options
     from viddiff.serve.readiness import ReadyServer
+    from viddiff.serve.security import SERVER_HEADERS
 
     data_dir = Path(args.data_dir).expanduser()
     if args.dev and not _is_loopback(args.host):
@@ -104,7 +105,7 @@ def cli_serve(args: argparse.Namespace) -> int:
     config = uvicorn.Config(
         app, host=args.host, port=args.port, log_level="warning", proxy_headers=args.proxy_headers,
         forwarded_allow_ips=args.forwarded_allow_ips, timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
-        **uvicorn_options(cfg.serve),
+        headers=SERVER_HEADERS, **uvicorn_options(cfg.serve),
     )
 
     def announce(port: int) -> None:

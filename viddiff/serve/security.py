@@ -33,12 +33,13 @@ DOCS_CSP = (
     "frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 )
 """FastAPI's ``/docs`` and ``/redoc``: their pages load Swagger UI and ReDoc from a CDN and start them inline."""
-COMMON = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer")]
+SERVER_HEADERS = [("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer")]
+"""Sent by uvicorn itself on every response (``uvicorn.Config(headers=...)``), its own 500s and 503s included."""
 
 
 class SecurityHeaders:
-    """ASGI middleware: :data:`COMMON` on every response, and a ``Content-Security-Policy`` chosen by path
-    where the route set none (the report's route sets :data:`REPORT_CSP`)."""
+    """ASGI middleware: a ``Content-Security-Policy`` chosen by path, where the route set none (the report's
+    route sets :data:`REPORT_CSP`); :data:`SERVER_HEADERS` come from the server."""
 
     def __init__(self, app: ASGIApp, *, page_paths: frozenset[str], docs_paths: frozenset[str]):
         self.app = app
@@ -55,11 +56,8 @@ class SecurityHeaders:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
-                names = {name.lower() for name, _ in headers}
-                headers += [(name, value) for name, value in COMMON if name not in names]
-                if b"content-security-policy" not in names:
-                    headers.append((b"content-security-policy", policy.encode()))
-                message = {**message, "headers": headers}
+                if all(name.lower() != b"content-security-policy" for name, _ in headers):
+                    message = {**message, "headers": [*headers, (b"content-security-policy", policy.encode())]}
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

@@ -49,6 +49,7 @@ class ServerThread:
 
         from viddiff.serve.http_limits import uvicorn_options
         from viddiff.serve.readiness import ReadyServer
+        from viddiff.serve.security import SERVER_HEADERS
 
         self.data_dir = Path(data_dir)
         self.config = service_config(config, self.data_dir, None)
@@ -58,7 +59,7 @@ class ServerThread:
         self.readiness = app.state.readiness
         self._server = ReadyServer(uvicorn.Config(
             app, host="127.0.0.1", port=self.port, log_level="warning", timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
-            **uvicorn_options(self.config.serve),
+            headers=SERVER_HEADERS, **uvicorn_options(self.config.serve),
         ), self.readiness)
         self._thread: Optional[threading.Thread] = None
         self._startup_timeout_s = startup_timeout_s
