@@ -2,7 +2,8 @@
 
 Measures, over real sockets against a real uvicorn server on 127.0.0.1 (issue 37, bugs 3, 8 and 12):
 
-- the time to refuse an 8 MiB ``Authorization`` header, and the slowest ``/healthz`` of another client meanwhile;
+- the time to refuse an 8 MiB and a 32 MiB ``Authorization`` header, and the slowest ``/healthz`` of another
+  client meanwhile;
 - stalled connections still open after the timeouts: slow headers and dribbled bodies, a byte every 0.5 s
   (``serve.header_timeout_s`` and ``serve.body_idle_timeout_s`` set to 2 s here, where the code has them);
 - the seconds and body bytes a 40 MB text file sent as a video takes to be answered 415;
@@ -58,7 +59,7 @@ def _answer(sock: socket.socket, timeout_s: float) -> bytes:
     return got
 
 
-def header_refusal(server: ServerThread) -> dict:
+def header_refusal(server: ServerThread, mib: int) -> dict:
     latencies: list[float] = []
     done = threading.Event()
 
@@ -77,7 +78,7 @@ def header_refusal(server: ServerThread) -> dict:
     started = time.monotonic()
     reader.start()
     try:
-        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + b"a" * (8 * 2**20) + b"\r\n\r\n")
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + b"a" * (mib * 2**20) + b"\r\n\r\n")
     except OSError:
         pass
     reader.join()
@@ -85,8 +86,8 @@ def header_refusal(server: ServerThread) -> dict:
     done.set()
     prober.join()
     sock.close()
-    return {"header_8mib_answer": answer[0].split(b"\r\n")[0].decode(errors="replace"), "header_8mib_s": round(took, 3),
-            "healthz_max_s_meanwhile": round(max(latencies), 3)}
+    return {f"header_{mib}mib_answer": answer[0].split(b"\r\n")[0].decode(errors="replace"),
+            f"header_{mib}mib_s": round(took, 3), f"header_{mib}mib_healthz_max_s": round(max(latencies), 3)}
 
 
 TAIL = b"\r\n--XyZ--\r\n"
@@ -151,10 +152,14 @@ def upload_throughput(server: ServerThread, key: str) -> dict:
     """Seconds to read a 40 MB body that starts like an MP4 (read to its end, then refused as damaged): what
     the h11 parser in Python costs against httptools."""
     body = b"\0\0\0\x18ftypisom\0\0\0\0isom" + b"\0" * (40 * 10**6 - 24)
-    started = time.monotonic()
-    response = httpx.post(server.url + "/v1/videos", headers={"Authorization": f"Bearer {key}"},
-                          files={"video": ("v.mp4", body, "video/mp4")}, timeout=120)
-    return {"upload_40mb_status": response.status_code, "upload_40mb_s": round(time.monotonic() - started, 3)}
+    times, statuses = [], set()
+    for _ in range(5):  # the best of 5: the client shares this process (and the machine) with the server
+        started = time.monotonic()
+        response = httpx.post(server.url + "/v1/videos", headers={"Authorization": f"Bearer {key}"},
+                              files={"video": ("v.mp4", body, "video/mp4")}, timeout=120)
+        times.append(time.monotonic() - started)
+        statuses.add(response.status_code)
+    return {"upload_40mb_status": sorted(statuses), "upload_40mb_s": round(min(times), 3)}
 
 
 class _Count(logging.Handler):
@@ -194,7 +199,7 @@ def measure() -> dict:
                                        "endpoints.default.api_key_env=VIDDIFF_BENCH_MODEL_KEY", *bounds])
         with ServerThread(data_dir, cfg) as server:
             key = create_key(data_dir, "bench")
-            return {**header_refusal(server), **stalled(server, key), **non_video(server, key),
+            return {**header_refusal(server, 8), **header_refusal(server, 32), **stalled(server, key), **non_video(server, key),
                     **upload_throughput(server, key), **disconnect_log_lines(server, key)}
 
 
@@ -219,8 +224,8 @@ def main() -> None:
             print(f"  {k:32} {v}")
     if "baseline" in rows:
         now, before = rows["this checkout"], rows["baseline"]
-        print(f"\n8 MiB header refused {before['header_8mib_s'] / now['header_8mib_s']:.1f}x sooner; "
-              f"/healthz worst {before['healthz_max_s_meanwhile'] / now['healthz_max_s_meanwhile']:.1f}x; "
+        print(f"\n8 MiB header refused {before['header_8mib_s'] / now['header_8mib_s']:.1f}x sooner, "
+              f"32 MiB {before['header_32mib_s'] / now['header_32mib_s']:.1f}x; "
               f"non-video answered {before['non_video_s'] / now['non_video_s']:.1f}x sooner; "
               f"a 40 MB upload read in {now['upload_40mb_s'] / before['upload_40mb_s']:.2f}x the time")
 
