@@ -68,7 +68,7 @@ def start_server(data_dir: Path, sets: list[str]) -> tuple[subprocess.Popen, str
         if server.poll() is not None:
             raise SystemExit(f"the server exited: {server.stderr.read()}")
         try:
-            if httpx.get(url + "/healthz", timeout=2).status_code == 200:
+            if httpx.get(url + "/readyz", timeout=2).status_code == 200:  # the models loaded, not only the port
                 return server, url
         except httpx.TransportError:
             time.sleep(0.2)

@@ -822,6 +822,15 @@ class ServeConfig(_Section):
     store_busy_timeout_s: float = Field(default=5.0, gt=0)
     """Longest wait for the job store's write lock (held by another process, e.g. a backup); a request whose
     write waits longer is answered 503 with ``Retry-After``."""
+    max_header_bytes: int = Field(default=16 * 2**10, ge=1024)
+    """Longest request header (request line and all fields); a longer one is answered 431 before it is all read."""
+    header_timeout_s: float = Field(default=20.0, gt=0)
+    """Seconds a request's header may take from its first byte (a few hundred bytes: one round trip on any
+    network); a header still incomplete then gets 408 and the connection is closed."""
+    body_idle_timeout_s: float = Field(default=30.0, gt=0)
+    """A request body that brings less than 1 KiB in this many seconds is closed as stalled. Time, not size:
+    a phone uploading 200 MB at 100 KB/s takes half an hour and is never cut, and one that loses its network
+    for less than this resumes."""
 
 
 class Config(_Section):

@@ -13,12 +13,18 @@ import json
 from importlib import resources
 from typing import AsyncIterator, Optional
 
-from fastapi import Depends, FastAPI, Header, Request
+from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 
 from viddiff import __version__
 from viddiff.serve.errors import ApiError
-from viddiff.serve.models import FINISHED, Comparison, ComparisonCreated, ComparisonList, Health, Problem, Video
+from viddiff.serve.http_limits import bound_requests
+from viddiff.serve.jobs import JobRow
+from viddiff.serve.report_links import ReportLinks
+from viddiff.serve.security import REPORT_CSP, secure_headers
+from viddiff.serve.models import (
+    FINISHED, Comparison, ComparisonCreated, ComparisonList, Health, Problem, ReportLink, Video,
+)
 from viddiff.serve.service import TERMINAL_EVENTS, Service, links, video_model
 from viddiff.serve.uploads import read_form
 
@@ -67,8 +73,12 @@ def create_app(service: Service) -> FastAPI:
     app = FastAPI(
         title="viddiff serve", version=__version__, lifespan=lifespan,
         description="Video action differencing as a service: upload two videos of an action, get verdicts as they "
-        "are decided. Every route but /healthz needs 'Authorization: Bearer KEY'.",
+        "are decided. Every route but /healthz and /readyz needs 'Authorization: Bearer KEY'.",
     )
+
+    bound_requests(app)
+    secure_headers(app)
+    report_links = ReportLinks()
 
     @app.exception_handler(ApiError)
     async def api_error(_: Request, exc: ApiError) -> JSONResponse:
@@ -86,7 +96,14 @@ def create_app(service: Service) -> FastAPI:
 
     @app.get("/healthz", response_model=Health, tags=["service"])
     async def healthz() -> Health:
-        return Health(queued=service.executor.queued(), running=service.executor.running())
+        executor = service.executor
+        return Health(status=service.readiness.state, queued=executor.queued(), running=executor.running())
+
+    @app.get("/readyz", response_model=Health, tags=["service"], responses={503: {"model": Health}})
+    async def readyz() -> JSONResponse:
+        """200 once the service can take a job; 503 while its models load (a container's readiness probe)."""
+        health = await healthz()
+        return JSONResponse(health.model_dump(), status_code=200 if service.readiness.ready else 503)
 
     @app.get("/metrics", response_class=PlainTextResponse, tags=["service"], responses=_ERRORS)
     async def metrics(_: str = Depends(owner)) -> str:
@@ -147,14 +164,33 @@ def create_app(service: Service) -> FastAPI:
         await service.delete_comparison(await service.job(who, job_id))
         return Response(status_code=204)
 
-    @app.get("/v1/comparisons/{job_id}/report", response_class=HTMLResponse, tags=["comparisons"], responses=_ERRORS)
-    async def report(job_id: str, who: str = Depends(owner)) -> FileResponse:
+    async def report_row(job_id: str, who: str) -> JobRow:
         row = await service.job(who, job_id)
         if not row.report:
             raise ApiError(404, "no report was asked for: create the comparison with report=true")
         if row.status != "done":
             raise ApiError(409, f"the comparison is {row.status}; its report is written when it is done")
-        return FileResponse(row.spec["report_path"], media_type="text/html")
+        return row
+
+    @app.get("/v1/comparisons/{job_id}/report", response_class=HTMLResponse, tags=["comparisons"], responses=_ERRORS)
+    async def report(
+        job_id: str, request: Request, authorization: Optional[str] = Header(default=None),
+        link: Optional[str] = Query(default=None, description="a token from POST .../report-link, instead of a key"),
+    ) -> FileResponse:
+        if link:
+            who = report_links.owner(job_id, link)
+            service.rate.take(who)
+        else:
+            who = await owner(request, authorization)
+        row = await report_row(job_id, who)
+        return FileResponse(row.spec["report_path"], media_type="text/html", headers={"Content-Security-Policy": REPORT_CSP})
+
+    @app.post("/v1/comparisons/{job_id}/report-link", response_model=ReportLink, tags=["comparisons"], responses=_ERRORS)
+    async def report_link(job_id: str, who: str = Depends(owner)) -> ReportLink:
+        """A URL that opens the report in a browser tab without the key, for an hour."""
+        await report_row(job_id, who)
+        token, expires = report_links.sign(job_id, who)
+        return ReportLink(url=f"{links(job_id).report}?link={token}", expires_at=expires)
 
     @app.get("/v1/comparisons/{job_id}/events", tags=["comparisons"], responses={
         200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events: proposal, segmentation, "

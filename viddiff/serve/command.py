@@ -80,7 +80,10 @@ def build_app(data_dir: Path, cfg: Config, *, dev: bool = False):
         executor = RayExecutor(cfg, make_vid_diff_factory)
     else:
         executor = LocalExecutor(make_vid_diff_factory(cfg), cfg.serve.workers)
-    return create_app(Service(data_dir, cfg, executor, dev=dev))
+    service = Service(data_dir, cfg, executor, dev=dev)
+    app = create_app(service)
+    app.state.readiness = service.readiness  # for ReadyServer
+    return app
 
 
 def cli_serve(args: argparse.Namespace) -> int:
@@ -88,6 +91,10 @@ def cli_serve(args: argparse.Namespace) -> int:
         return cli_keys(args)
     require_serve_extra()
     import uvicorn
+
+    from viddiff.serve.http_limits import uvicorn_options
+    from viddiff.serve.readiness import ReadyServer
+    from viddiff.serve.security import SERVER_HEADERS
 
     data_dir = Path(args.data_dir).expanduser()
     if args.dev and not _is_loopback(args.host):
@@ -97,9 +104,20 @@ def cli_serve(args: argparse.Namespace) -> int:
         app = build_app(data_dir, cfg, dev=args.dev)
         if args.dev:
             log.warning("--dev: requests from this machine need no key")
-        print(f"viddiff serve: http://{args.host}:{args.port}/ (API docs at /docs; data in {data_dir})", flush=True)
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", proxy_headers=args.proxy_headers,
-                    forwarded_allow_ips=args.forwarded_allow_ips, timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S)
+        config = uvicorn.Config(
+            app, host=args.host, port=args.port, log_level="warning", proxy_headers=args.proxy_headers,
+            forwarded_allow_ips=args.forwarded_allow_ips, timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+            headers=SERVER_HEADERS, **uvicorn_options(cfg.serve),
+        )
+
+        def announce(port: int) -> None:
+            print(f"viddiff serve: http://{args.host}:{port}/ (API docs at /docs; data in {data_dir}; "
+                  "/readyz answers 200 once the models are loaded)", flush=True)
+
+        server = ReadyServer(config, app.state.readiness, announce)
+        server.run()
+        if server.failure is not None:
+            raise ViddiffError(f"viddiff serve stopped: {server.failure}")
     return 0
 
 

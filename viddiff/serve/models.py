@@ -89,6 +89,15 @@ class Problem(BaseModel):
 
 
 class Health(BaseModel):
-    status: Literal["ok"] = "ok"
+    status: Literal["starting", "ok", "failed"] = "ok"
+    """``starting`` while the models load (``/readyz`` answers 503 until ``ok``)."""
     queued: int
     running: int
+
+
+class ReportLink(BaseModel):
+    """``POST /v1/comparisons/{id}/report-link``: a URL that opens the report in a browser tab, no key needed."""
+
+    url: str
+    expires_at: int
+    """Unix seconds; the link also dies with the server process that made it."""

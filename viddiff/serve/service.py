@@ -26,6 +26,7 @@ from viddiff.serve.keys import key_hash
 from viddiff.serve.limits import RateLimiter, check_video
 from viddiff.serve.models import FINISHED, Comparison, Links, Progress, Video
 from viddiff.serve.store_thread import AsyncJobStore, StoreBusy
+from viddiff.serve.readiness import Readiness
 from viddiff.serve.uploads import Form, UploadedFile, move_into
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,7 @@ class Service:
         self.rate = RateLimiter(self.limits.requests_per_minute)
         self.broker = Broker()
         self.metrics = Metrics()
+        self.readiness = Readiness()
         self._retention_task: Optional[asyncio.Task] = None
 
     @property
@@ -88,10 +90,11 @@ class Service:
     # ---- life
 
     async def start(self) -> None:
+        """Requeue what a stop left, then load the executor in the background (``readiness`` follows it)."""
         shutil.rmtree(self.tmp_dir, ignore_errors=True)  # uploads cut off by a stop
-        await self.executor.start(self.on_update)
         for row in await self.store.requeue_unfinished():
             self.executor.submit(JobSpec.model_validate(row.spec))
+        self.readiness.load(self.executor.start(self.on_update))
         self._retention_task = asyncio.create_task(self._expire_forever(), name="viddiff-retention")
 
     async def stop(self) -> None:
@@ -99,6 +102,7 @@ class Service:
             self._retention_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._retention_task
+        await self.readiness.cancel()
         await self.executor.shutdown()
         await asyncio.to_thread(self.store.close)
 

@@ -19,10 +19,13 @@ from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 from viddiff.serve.errors import ApiError
+from viddiff.video.container import describe_content, sniff_kind
 
 MAX_FIELD_BYTES = 64 * 1024
 """Longest text field (an action, one statement)."""
 MAX_PARTS = 200
+SNIFF_BYTES = 16
+"""A file part's kind is judged on this many first bytes (what :func:`sniff_kind` reads)."""
 
 
 @dataclass
@@ -71,6 +74,8 @@ class _Reader:
         self._text = bytearray()
         self._file: Optional[BinaryIO] = None
         self._upload: Optional[UploadedFile] = None
+        self._head = bytearray()
+        """The first bytes of the file part being read, judged once there are :data:`SNIFF_BYTES`."""
         self._parts = 0
 
     def callbacks(self) -> dict:
@@ -114,9 +119,14 @@ class _Reader:
         self._upload = UploadedFile(self._name, Path(filename.decode("utf-8", "replace")).name, path)
         self.form.files[self._name] = self._upload
         self._file = open(path, "wb")
+        self._head = bytearray()
 
     def _part_data(self, data: bytes, start: int, end: int) -> None:
         if self._file is not None and self._upload is not None:
+            if self._upload.bytes < SNIFF_BYTES:
+                self._head += data[start:min(end, start + SNIFF_BYTES - len(self._head))]
+                if len(self._head) >= SNIFF_BYTES:
+                    self._judge_head()
             self._file.write(data[start:end])
             self._upload.bytes += end - start
             return
@@ -124,8 +134,16 @@ class _Reader:
         if len(self._text) > MAX_FIELD_BYTES:
             raise ApiError(413, f"field {self._name!r} is longer than {MAX_FIELD_BYTES} bytes")
 
+    def _judge_head(self) -> None:
+        """415 on a file part's first bytes, before the rest of the body is read."""
+        if sniff_kind(bytes(self._head)) is None:
+            raise ApiError(415, f"{self._name}: not a video file ({describe_content(bytes(self._head))}); "
+                           "send an MP4, MOV, WebM, MKV or AVI")
+
     def _part_end(self) -> None:
         if self._file is not None:
+            if len(self._head) < SNIFF_BYTES:
+                self._judge_head()
             self._file.close()
             self._file = None
             self._upload = None

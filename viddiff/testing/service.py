@@ -39,10 +39,18 @@ def create_key(data_dir: Path, name: str) -> str:
 
 
 class ServerThread:
-    """``with ServerThread(data_dir, config) as server: httpx.get(server.url + "/healthz")``."""
+    """``with ServerThread(data_dir, config) as server: httpx.get(server.url + "/healthz")``.
 
-    def __init__(self, data_dir: Path, config: Config, *, dev: bool = False, startup_timeout_s: float = 120.0):
+    ``start`` returns once the service is ready for jobs (its models loaded), or with ``wait_ready=False``
+    once its port accepts connections."""
+
+    def __init__(self, data_dir: Path, config: Config, *, dev: bool = False, startup_timeout_s: float = 120.0,
+                 wait_ready: bool = True):
         import uvicorn
+
+        from viddiff.serve.http_limits import uvicorn_options
+        from viddiff.serve.readiness import ReadyServer
+        from viddiff.serve.security import SERVER_HEADERS
 
         self.data_dir = Path(data_dir)
         self.config = service_config(config, self.data_dir, None)
@@ -55,20 +63,24 @@ class ServerThread:
         except BaseException:
             self._owner.release()
             raise
-        self._server = uvicorn.Server(uvicorn.Config(
-            app, host="127.0.0.1", port=self.port, log_level="warning", timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S
-        ))
+        self.readiness = app.state.readiness
+        self._server = ReadyServer(uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="warning", timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+            headers=SERVER_HEADERS, **uvicorn_options(self.config.serve),
+        ), self.readiness)
         self._thread: Optional[threading.Thread] = None
         self._startup_timeout_s = startup_timeout_s
+        self._wait_ready = wait_ready
 
     def start(self) -> "ServerThread":
         self._thread = threading.Thread(target=self._server.run, name=f"viddiff-serve-{self.port}", daemon=True)
         self._thread.start()
         deadline = time.monotonic() + self._startup_timeout_s
-        while not self._server.started:
+        while not (self._server.started and (self.readiness.ready or not self._wait_ready)):
             if not self._thread.is_alive() or time.monotonic() > deadline:
+                why = f": {self._server.failure}" if self._server.failure else ""
                 self.stop()
-                raise RuntimeError(f"viddiff serve did not start on port {self.port}")
+                raise RuntimeError(f"viddiff serve did not start on port {self.port}{why}")
             time.sleep(0.05)
         return self
 

@@ -67,7 +67,7 @@ def read_claims(path: Path) -> ContainerClaims:
         head = f.read(16)
         kind = sniff_kind(head)
         if kind is None:
-            raise NotAVideoError(f"{path.name}: not a video file ({_describe_content(head)}); send an MP4, MOV, WebM, MKV or AVI")
+            raise NotAVideoError(f"{path.name}: not a video file ({describe_content(head)}); send an MP4, MOV, WebM, MKV or AVI")
         size = f.seek(0, 2)
         f.seek(0)
         try:
@@ -80,7 +80,8 @@ def read_claims(path: Path) -> ContainerClaims:
             raise VideoError(f"{path.name}: its {kind} header is damaged ({exc}); re-export or replace the file") from None
 
 
-def _describe_content(head: bytes) -> str:
+def describe_content(head: bytes) -> str:
+    """What a file's first bytes look like, in words, for the error that refuses it."""
     if head[:4] == b"PK\x03\x04":
         return "a zip archive"
     if head[:5] == b"%PDF-":

@@ -71,11 +71,12 @@ function addVerdict(d) {
 }
 
 async function openReport(id) {
-  const response = await fetch("/v1/comparisons/" + id + "/report", { headers: authHeaders() });
+  // A signed link to the report's own URL, never a blob: of this page's origin (which could read the key);
+  // the server sandboxes the report.
+  const response = await fetch("/v1/comparisons/" + id + "/report-link", { method: "POST", headers: authHeaders() });
   if (!response.ok) return;
-  const blob = await response.blob();
   const link = $("report-link");
-  link.href = URL.createObjectURL(blob);
+  link.href = (await response.json()).url;
   link.hidden = false;
 }
 
