@@ -94,7 +94,7 @@ TAIL = b"\r\n--XyZ--\r\n"
 
 
 def _upload_head(key: str, file_bytes: int) -> bytes:
-    """A ``POST /v1/videos`` up to the first byte of its file part, whose body then is ``file_bytes`` and :data:`TAIL`."""
+    """A ``POST /v1/videos`` up to its file part's first byte; the body then is ``file_bytes`` and :data:`TAIL`."""
     part = b'--XyZ\r\nContent-Disposition: form-data; name="video"; filename="v.mp4"\r\n\r\n'
     return (f"POST /v1/videos HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
             f"Content-Type: multipart/form-data; boundary=XyZ\r\n"
@@ -199,7 +199,8 @@ def measure() -> dict:
                                        "endpoints.default.api_key_env=VIDDIFF_BENCH_MODEL_KEY", *bounds])
         with ServerThread(data_dir, cfg) as server:
             key = create_key(data_dir, "bench")
-            return {**header_refusal(server, 8), **header_refusal(server, 32), **stalled(server, key), **non_video(server, key),
+            return {**header_refusal(server, 8), **header_refusal(server, 32), **stalled(server, key),
+                    **non_video(server, key),
                     **upload_throughput(server, key), **disconnect_log_lines(server, key)}
 
 

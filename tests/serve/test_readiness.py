@@ -38,12 +38,13 @@ def test_the_port_answers_while_the_models_load_and_readyz_says_when_they_are_lo
         key = create_key(tmp_path, "early")
         with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=30) as client:
             files = {"video_a": clips["a"].open("rb"), "video_b": clips["b"].open("rb")}
-            created = client.post("/v1/comparisons", files=files, data={"action": "a square", "differences": "it is red"})
+            form = {"action": "a square", "differences": "it is red"}
+            created = client.post("/v1/comparisons", files=files, data=form)
             assert created.status_code == 202, created.text  # a job sent meanwhile waits for the models
             time.sleep(0.5)
             assert client.get(f"/v1/comparisons/{created.json()['id']}").json()["status"] == "queued"
             GATE.set()
-            wait_until(lambda: httpx.get(server.url + "/readyz", timeout=10).status_code == 200, 60, "/readyz to say ready")
+            wait_until(lambda: httpx.get(server.url + "/readyz", timeout=10).status_code == 200, 60, "/readyz: ready")
             assert httpx.get(server.url + "/healthz", timeout=10).json()["status"] == "ok"
             assert wait_finished(client, created.json()["id"])["status"] == "done"
 
@@ -72,7 +73,7 @@ def test_the_start_line_comes_once_the_port_accepts_requests(tmp_path, serve_mod
     server = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = server.stdout.readline()
-        assert line.startswith("viddiff serve: http://127.0.0.1:"), (line, server.stderr.read() if server.poll() else "")
+        assert line.startswith("viddiff serve: http://127.0.0.1:"), (line, server.poll() and server.stderr.read())
         url = line.split()[2].rstrip("/")
         health = httpx.get(url + "/healthz", timeout=10)  # at once: no "connection refused"
         assert health.json()["status"] == "starting"

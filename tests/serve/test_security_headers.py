@@ -91,7 +91,8 @@ def test_the_page_works_under_its_policy_and_its_report_cannot_read_the_stored_k
     key = served.new_key("browser-csp")
     with browser_page() as page:
         problems: list[str] = []
-        page.context.on("console", lambda m: problems.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
+        page.context.on("console",  # the report's tab too
+                        lambda m: problems.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
         page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
         page.goto(served.url + "/")
         page.fill("#api-key", key)

@@ -20,11 +20,11 @@ from viddiff import __version__
 from viddiff.serve.errors import ApiError
 from viddiff.serve.http_limits import bound_requests
 from viddiff.serve.jobs import JobRow
-from viddiff.serve.report_links import ReportLinks
-from viddiff.serve.security import REPORT_CSP, secure_headers
 from viddiff.serve.models import (
     FINISHED, Comparison, ComparisonCreated, ComparisonList, Health, Problem, ReportLink, Video,
 )
+from viddiff.serve.report_links import ReportLinks
+from viddiff.serve.security import REPORT_CSP, secure_headers
 from viddiff.serve.service import TERMINAL_EVENTS, Service, links, video_model
 from viddiff.serve.uploads import read_form
 
@@ -183,9 +183,11 @@ def create_app(service: Service) -> FastAPI:
         else:
             who = await owner(request, authorization)
         row = await report_row(job_id, who)
-        return FileResponse(row.spec["report_path"], media_type="text/html", headers={"Content-Security-Policy": REPORT_CSP})
+        sandboxed = {"Content-Security-Policy": REPORT_CSP}
+        return FileResponse(row.spec["report_path"], media_type="text/html", headers=sandboxed)
 
-    @app.post("/v1/comparisons/{job_id}/report-link", response_model=ReportLink, tags=["comparisons"], responses=_ERRORS)
+    @app.post("/v1/comparisons/{job_id}/report-link", response_model=ReportLink, tags=["comparisons"],
+              responses=_ERRORS)
     async def report_link(job_id: str, who: str = Depends(owner)) -> ReportLink:
         """A URL that opens the report in a browser tab without the key, for an hour."""
         await report_row(job_id, who)
