@@ -171,7 +171,11 @@ class BoundedH11Protocol(H11Protocol):
         self._body_timer = None
         if self.conn.their_state is not h11.SEND_BODY or self.transport.is_closing():
             return
-        waiting_for_us = self.flow.read_paused or (self.cycle is not None and self.cycle.waiting_for_100_continue)
+        cycle = self.cycle
+        # the app has not yet taken what came (still authenticating, say) or asked for more: not the client's stall
+        waiting_for_us = self.flow.read_paused or (
+            cycle is not None and (cycle.waiting_for_100_continue or bool(cycle.body))
+        )
         stalled = self._body_bytes < MIN_BODY_BYTES and not waiting_for_us
         if stalled:
             log.info("closed %s: its request body brought %d bytes in serve.body_idle_timeout_s = %g s",
