@@ -1,6 +1,6 @@
 """The service behind the HTTP routes: the job store, the executor, keys, limits, events, metrics, retention.
 
-It knows nothing of HTTP beyond :class:`ApiError`; :mod:`viddiff.serve.app` maps routes onto it.
+It knows nothing of HTTP beyond :class:`ApiError`; :mod:`viddiff.serve.routes` map routes onto it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,122 @@
+"""``/v1/comparisons``: create, list, read, delete a comparison; its events (SSE) and its report."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import AsyncIterator, Optional
+
+from fastapi import APIRouter, Depends, Header, Request
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
+
+from viddiff.serve.errors import ApiError
+from viddiff.serve.models import FINISHED, Comparison, ComparisonCreated, ComparisonList
+from viddiff.serve.routes.common import ERRORS, FILE, form_schema, owner_dependency
+from viddiff.serve.service import TERMINAL_EVENTS, Service, links
+from viddiff.serve.uploads import read_form
+
+KEEP_ALIVE_S = 15.0
+COMPARISON_FORM = form_schema(
+    {
+        "video_a": {**FILE, "description": "video A (or video_a_id)"},
+        "video_b": {**FILE, "description": "video B (or video_b_id)"},
+        "video_a_id": {"type": "string", "description": "id of a video uploaded with POST /v1/videos"},
+        "video_b_id": {"type": "string"},
+        "action": {"type": "string", "description": "what the videos show, e.g. 'barbell back squat'"},
+        "differences": {"type": "array", "items": {"type": "string"}, "description": "closed mode: one field per statement"},
+        "n_differences": {"type": "integer", "description": "open mode: how many differences to propose"},
+        "pose": {"type": "boolean", "description": "also measure each difference from body pose"},
+        "report": {"type": "boolean", "description": "write the HTML report (GET .../report)"},
+    },
+    ["action"],
+)
+
+
+def router(service: Service) -> APIRouter:
+    routes = APIRouter(prefix="/v1/comparisons", tags=["comparisons"])
+    owner = owner_dependency(service)
+
+    @routes.post("", status_code=202, response_model=ComparisonCreated, responses=ERRORS,
+                 openapi_extra=COMPARISON_FORM)
+    async def create_comparison(
+        request: Request, who: str = Depends(owner), idempotency_key: Optional[str] = Header(default=None),
+    ) -> JSONResponse:
+        if idempotency_key:
+            earlier = service.store.job_by_idempotency_key(who, idempotency_key)
+            if earlier is not None:  # a retry: the job exists, the body is not needed
+                return _created(earlier.id, earlier.status)
+        service.check_queue(who)
+        form = await read_form(
+            dict(request.headers), request.stream(), service.tmp_dir, max_bytes=service.limits.max_upload_bytes,
+            file_fields=frozenset({"video_a", "video_b"}),
+        )
+        try:
+            job, _ = await service.create_comparison(who, form, idempotency_key)
+        finally:
+            form.discard_files()
+        return _created(job.id, job.status)
+
+    @routes.get("", response_model=ComparisonList, responses=ERRORS)
+    async def list_comparisons(who: str = Depends(owner)) -> ComparisonList:
+        return ComparisonList(comparisons=[service.comparison(row) for row in service.store.jobs(who)])
+
+    @routes.get("/{job_id}", response_model=Comparison, responses=ERRORS)
+    async def get_comparison(job_id: str, who: str = Depends(owner)) -> Comparison:
+        return service.comparison(service.job(who, job_id))
+
+    @routes.delete("/{job_id}", status_code=204, responses=ERRORS)
+    async def delete_comparison(job_id: str, who: str = Depends(owner)) -> Response:
+        await service.delete_comparison(service.job(who, job_id))
+        return Response(status_code=204)
+
+    @routes.get("/{job_id}/report", response_class=HTMLResponse, responses=ERRORS)
+    async def report(job_id: str, who: str = Depends(owner)) -> FileResponse:
+        row = service.job(who, job_id)
+        if not row.report:
+            raise ApiError(404, "no report was asked for: create the comparison with report=true")
+        if row.status != "done":
+            raise ApiError(409, f"the comparison is {row.status}; its report is written when it is done")
+        return FileResponse(row.spec["report_path"], media_type="text/html")
+
+    @routes.get("/{job_id}/events", responses={
+        200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events: proposal, segmentation, "
+              "verdict (one per difference), then result, failed or cancelled; each with an id for Last-Event-ID"},
+        **ERRORS,
+    })
+    async def events(
+        job_id: str, who: str = Depends(owner), last_event_id: Optional[str] = Header(default=None),
+    ) -> StreamingResponse:
+        service.job(who, job_id)
+        after = int(last_event_id) if last_event_id and last_event_id.strip().isdigit() else 0
+        return StreamingResponse(
+            _event_stream(service, job_id, after), media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    return routes
+
+
+def _created(job_id: str, status: str) -> JSONResponse:
+    body = ComparisonCreated(id=job_id, status=status, links=links(job_id))
+    return JSONResponse(body.model_dump(), status_code=202, headers={"Location": body.links.self})
+
+
+async def _event_stream(service: Service, job_id: str, after: int) -> AsyncIterator[str]:
+    """Stored events after ``after``, then new ones as they are stored, until the job's last event."""
+    while True:
+        waiter = service.broker.waiter(job_id)  # before reading, so nothing stored in between is missed
+        for event in service.store.events_after(job_id, after):
+            yield f"id: {event.seq}\nevent: {event.type}\ndata: {event.data}\n\n"
+            after = event.seq
+            if event.type in TERMINAL_EVENTS:
+                return
+        row = service.store.job(job_id)
+        if row is None:  # deleted (DELETE cancels, then removes everything)
+            yield f"event: cancelled\ndata: {json.dumps({'type': 'cancelled', 'error': None})}\n\n"
+            return
+        if row.status in FINISHED and not service.store.events_after(job_id, after):
+            return
+        try:
+            await asyncio.wait_for(waiter.wait(), KEEP_ALIVE_S)
+        except asyncio.TimeoutError:
+            yield ": keep-alive\n\n"
