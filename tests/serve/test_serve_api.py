@@ -82,6 +82,11 @@ def test_a_comparison_streams_the_events_of_astream_and_its_result_equals_acompa
         d["key"]: d["prediction"] for d in job["result"]["differences"]
     }
     assert [d["keyframes_a"] for d in direct_result["differences"]] == [d["keyframes_a"] for d in job["result"]["differences"]]
+    # The same notes, the stand-ins included (here the scripted model server and random-weight CLIP).
+    assert job["result"]["notes"] == direct_result["notes"]
+    assert [n.split(":")[0] for n in direct_result["notes"] if n.startswith("stand-in: ")] == [
+        "stand-in", "stand-in"
+    ]
 
 
 def test_open_mode_on_a_reference_video_uploaded_once(served, clips):
