@@ -550,6 +550,7 @@ def _add_serve(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
     serve.set_defaults(handler="viddiff.serve.command:cli_serve")
     serve_sub = serve.add_subparsers(dest="serve_command", metavar="keys")
     keys = serve_sub.add_parser("keys", help="API keys: create NAME (printed once), list, revoke NAME", parents=flags)
+    keys.set_defaults(handler="viddiff.serve.keys_command:cli_keys")  # light: no models, no web framework
     keys_sub = keys.add_subparsers(dest="keys_command", metavar="KEYS_COMMAND")
     keys_sub.required = True
     for name, help_, description in (

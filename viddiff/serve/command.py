@@ -1,22 +1,19 @@
-"""``viddiff serve`` and ``viddiff serve keys create|list|revoke``."""
+"""``viddiff serve`` (``viddiff serve keys ...`` is :mod:`viddiff.serve.keys_command`)."""
 
 from __future__ import annotations
 
 import argparse
 import ipaddress
 import logging
-import sys
 from pathlib import Path
 
 from viddiff.api import VidDiff
 from viddiff.config import Config, config_from_args
 from viddiff.errors import ViddiffError
 from viddiff.serve.executor import LocalExecutor
-from viddiff.serve.jobs import JobStore
-from viddiff.serve.keys import checked_name, key_hash, new_key
+from viddiff.serve.keys_command import STORE_FILE
 
 log = logging.getLogger(__name__)
-STORE_FILE = "serve.sqlite"
 GRACEFUL_SHUTDOWN_S = 5
 """Seconds a stopping server waits for open connections (event streams never end by themselves) before it
 closes them; running comparisons are then left unfinished, to be re-run by the next start."""
@@ -25,7 +22,7 @@ closes them; running comparisons are then left unfinished, to be re-run by the n
 def require_serve_extra() -> None:
     """One clear error when the web packages are missing, instead of an ImportError deep in a stack."""
     missing = []
-    for module in ("fastapi", "uvicorn", "python_multipart"):
+    for module in ("fastapi", "uvicorn", "python_multipart", "prometheus_client", "fastapi_offline"):
         try:
             __import__(module)
         except ImportError:
@@ -83,8 +80,6 @@ def build_app(data_dir: Path, cfg: Config, *, dev: bool = False):
 
 
 def cli_serve(args: argparse.Namespace) -> int:
-    if getattr(args, "serve_command", None) == "keys":
-        return cli_keys(args)
     require_serve_extra()
     import uvicorn
 
@@ -106,26 +101,3 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return host == "localhost"
-
-
-def cli_keys(args: argparse.Namespace) -> int:
-    store = JobStore(Path(args.data_dir).expanduser() / STORE_FILE)
-    try:
-        if args.keys_command == "create":
-            name = checked_name(args.name)
-            key = new_key()
-            if not store.add_key(name, key_hash(key)):
-                raise ViddiffError(f"a key named {name!r} exists already; choose another name (names are never reused)")
-            print(key)
-            print(f"key {name!r} created; it is shown only this once: store it now", file=sys.stderr)
-        elif args.keys_command == "list":
-            for row in store.keys():
-                state = "revoked" if row.revoked_at is not None else "active"
-                print(f"{row.name}\t{state}")
-        else:
-            if not store.revoke_key(args.name):
-                raise ViddiffError(f"no active key named {args.name!r} (viddiff serve keys list shows them)")
-            print(f"key {args.name!r} revoked")
-    finally:
-        store.close()
-    return 0

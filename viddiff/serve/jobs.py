@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from viddiff.serve.models import FINISHED, JobStatus, Progress
+from viddiff.serve.states import FINISHED, JobStatus, Progress
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS keys (

@@ -1,7 +1,7 @@
 """The service's request and response bodies: pydantic models, so the OpenAPI page is generated from them.
 
 Results are :class:`viddiff.api.ComparisonResult` and events the :data:`viddiff.api.CompareEvent` s, exactly
-as the Python API returns them.
+as the Python API returns them. A job's states and progress are in :mod:`viddiff.serve.states`.
 """
 
 from __future__ import annotations
@@ -11,26 +11,13 @@ from typing import Literal, Optional
 from pydantic import BaseModel, Field
 
 from viddiff.api import ComparisonResult, DifferenceResult
-
-JobStatus = Literal["queued", "running", "done", "failed", "cancelled"]
-FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled"})
+from viddiff.serve.states import JobStatus, Progress
 
 
 class Links(BaseModel):
     self: str
     events: str
     report: str
-
-
-class Progress(BaseModel):
-    """How far a comparison is: its last step, and verdicts decided out of the differences to check."""
-
-    step: Literal["queued", "proposing", "localizing", "judging", "finished"] = "queued"
-    differences: Optional[int] = None
-    """How many differences will be checked (known once the proposal is made)."""
-    decided: int = 0
-    attempts: int = 0
-    """Times a worker started it (more than 1 after a restart re-ran it)."""
 
 
 class ComparisonCreated(BaseModel):

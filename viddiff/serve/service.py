@@ -24,7 +24,8 @@ from viddiff.serve.executor import Emitted, Ended, Executor, JobSpec, JobUpdate,
 from viddiff.serve.jobs import JobRow, JobStore, VideoRow, new_id
 from viddiff.serve.keys import key_hash
 from viddiff.serve.limits import RateLimiter, check_video
-from viddiff.serve.models import FINISHED, Comparison, Links, Progress, Video
+from viddiff.serve.models import Comparison, Links, Video
+from viddiff.serve.states import FINISHED, Progress
 from viddiff.serve.uploads import Form, UploadedFile, move_into
 
 log = logging.getLogger(__name__)

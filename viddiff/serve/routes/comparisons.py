@@ -10,9 +10,10 @@ from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
 
 from viddiff.serve.errors import ApiError
-from viddiff.serve.models import FINISHED, Comparison, ComparisonCreated, ComparisonList
+from viddiff.serve.models import Comparison, ComparisonCreated, ComparisonList
 from viddiff.serve.routes.common import ERRORS, FILE, form_schema, owner_dependency
 from viddiff.serve.service import TERMINAL_EVENTS, Service, links
+from viddiff.serve.states import FINISHED
 from viddiff.serve.uploads import read_form
 
 KEEP_ALIVE_S = 15.0
