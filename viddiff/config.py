@@ -819,6 +819,9 @@ class ServeConfig(_Section):
     """Requests per key per minute (a bucket that refills evenly); beyond it, 429 with ``Retry-After``."""
     retention_hours: float = Field(default=24.0, gt=0)
     """Uploaded videos and finished comparisons (results, events, reports) are deleted this long after creation."""
+    metrics_token_env: Optional[str] = None
+    """Name of an environment variable holding a token that may read ``/metrics`` (as a key with the ``metrics``
+    scope may); the token itself never goes into a config file."""
 
 
 class Config(_Section):

@@ -12,10 +12,14 @@ import contextlib
 from typing import AsyncIterator
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
 
 from viddiff import __version__
+from viddiff.serve.access_log import AccessLog
 from viddiff.serve.errors import ApiError
+from viddiff.serve.openapi import allowed_methods, operation_id, refine_schema
 from viddiff.serve.routes import comparisons, operations, videos, web
 from viddiff.serve.service import Service
 
@@ -32,7 +36,7 @@ def create_app(service: Service) -> FastAPI:
             await service.stop()
 
     app = FastAPI(
-        title="viddiff serve", version=__version__, lifespan=lifespan,
+        title="viddiff serve", version=__version__, lifespan=lifespan, generate_unique_id_function=operation_id,
         description="Video action differencing as a service: upload two videos of an action, get verdicts as they "
         "are decided. Every route but /healthz needs 'Authorization: Bearer KEY'.",
     )
@@ -41,6 +45,23 @@ def create_app(service: Service) -> FastAPI:
     async def api_error(_: Request, exc: ApiError) -> JSONResponse:
         return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=exc.headers)
 
+    @app.exception_handler(RequestValidationError)
+    async def invalid_parameter(_: Request, exc: RequestValidationError) -> JSONResponse:
+        """A query parameter FastAPI checked: one ``detail`` sentence, as for every other error."""
+        said = [f"{'.'.join(str(part) for part in e['loc'][1:])}: {e['msg']}" for e in exc.errors()]
+        return JSONResponse({"detail": "; ".join(said)}, status_code=422)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            methods = allowed_methods(app.openapi(), request.url.path)
+            if methods:
+                headers["Allow"] = ", ".join(methods)
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=headers)
+
     for resource in (operations, videos, comparisons, web):
         app.include_router(resource.router(service))
+    app.add_middleware(AccessLog, on_request=service.metrics.request)
+    refine_schema(app)
     return app

@@ -83,6 +83,9 @@ def cli_serve(args: argparse.Namespace) -> int:
     require_serve_extra()
     import uvicorn
 
+    from viddiff.serve.log_format import use_log_format
+
+    use_log_format(args.log_format, args.log_level)
     data_dir = Path(args.data_dir).expanduser()
     if args.dev and not _is_loopback(args.host):
         raise ViddiffError(f"--dev serves without keys, so only on 127.0.0.1; drop --host {args.host} or --dev")
@@ -91,8 +94,11 @@ def cli_serve(args: argparse.Namespace) -> int:
     if args.dev:
         log.warning("--dev: requests from this machine need no key")
     print(f"viddiff serve: http://{args.host}:{args.port}/ (API docs at /docs; data in {data_dir})", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", proxy_headers=args.proxy_headers,
-                forwarded_allow_ips=args.forwarded_allow_ips, timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S)
+    # uvicorn's records go through the same handler and format as viddiff's; viddiff writes the access lines
+    uvicorn_level = "warning" if args.log_level in (None, "info") else args.log_level  # its info lines repeat ours
+    uvicorn.run(app, host=args.host, port=args.port, log_config=None, log_level=uvicorn_level, access_log=False,
+                proxy_headers=args.proxy_headers, forwarded_allow_ips=args.forwarded_allow_ips,
+                timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S)
     return 0
 
 

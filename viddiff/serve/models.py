@@ -6,11 +6,11 @@ as the Python API returns them. A job's states and progress are in :mod:`viddiff
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Annotated, Literal, Optional, Union
 
 from pydantic import BaseModel, Field
 
-from viddiff.api import ComparisonResult, DifferenceResult
+from viddiff.api import ComparisonResult, DifferenceResult, ProposalEvent, ResultEvent, SegmentationEvent, VerdictEvent
 from viddiff.serve.states import JobStatus, Progress
 
 
@@ -50,8 +50,38 @@ class Comparison(BaseModel):
     links: Links
 
 
+class VerdictCounts(BaseModel):
+    """A comparison's verdicts so far, by letter."""
+
+    differences: Optional[int] = None
+    """How many differences will be checked (known once the proposal is made)."""
+    decided: int = 0
+    a: int = 0
+    b: int = 0
+    c: int = 0
+    unanswered: int = 0
+    """Verdicts the model never answered validly."""
+
+
+class ComparisonSummary(BaseModel):
+    """One comparison in a list: what it is and how far it got, without its result (``links.self`` has it)."""
+
+    id: str
+    status: JobStatus
+    action: str
+    mode: Literal["closed", "open"]
+    created_at: float
+    finished_at: Optional[float] = None
+    counts: VerdictCounts
+    links: Links
+
+
 class ComparisonList(BaseModel):
-    comparisons: list[Comparison]
+    """A page of ``GET /v1/comparisons``: newest first."""
+
+    comparisons: list[ComparisonSummary]
+    next: Optional[str] = None
+    """The next page (path and query), ``None`` on the last page."""
 
 
 class Video(BaseModel):
@@ -79,3 +109,26 @@ class Health(BaseModel):
     status: Literal["ok"] = "ok"
     queued: int
     running: int
+
+
+class FailedEvent(BaseModel):
+    """Last event of a comparison that failed."""
+
+    type: Literal["failed"] = "failed"
+    error: Optional[str] = None
+    """Why, worded as ``viddiff compare`` words it."""
+
+
+class CancelledEvent(BaseModel):
+    """Last event of a comparison that was cancelled (or deleted)."""
+
+    type: Literal["cancelled"] = "cancelled"
+    error: Optional[str] = None
+
+
+ServiceEvent = Annotated[
+    Union[ProposalEvent, SegmentationEvent, VerdictEvent, ResultEvent, FailedEvent, CancelledEvent],
+    Field(discriminator="type"),
+]
+"""The ``data`` of each event of ``GET /v1/comparisons/{id}/events``: ``VidDiff.astream``'s events, then a
+failure or cancellation ends the stream instead of a result."""

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import AsyncIterator, Optional
 
-from fastapi import APIRouter, Depends, Header, Request
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
 
+from viddiff.api import MAX_ACTION_CHARS, MAX_DIFFERENCES
+from viddiff.serve import access_log
 from viddiff.serve.errors import ApiError
-from viddiff.serve.models import Comparison, ComparisonCreated, ComparisonList
-from viddiff.serve.routes.common import ERRORS, FILE, form_schema, owner_dependency
+from viddiff.serve.listing import DEFAULT_PAGE, MAX_PAGE, comparison_page
+from viddiff.serve.models import CancelledEvent, Comparison, ComparisonCreated, ComparisonList, ServiceEvent
+from viddiff.serve.routes.common import FILE, KEYED, errors, form_schema, owner_dependency
 from viddiff.serve.service import TERMINAL_EVENTS, Service, links
-from viddiff.serve.states import FINISHED
+from viddiff.serve.states import FINISHED, JobStatus
 from viddiff.serve.uploads import read_form
 
 KEEP_ALIVE_S = 15.0
@@ -23,9 +25,12 @@ COMPARISON_FORM = form_schema(
         "video_b": {**FILE, "description": "video B (or video_b_id)"},
         "video_a_id": {"type": "string", "description": "id of a video uploaded with POST /v1/videos"},
         "video_b_id": {"type": "string"},
-        "action": {"type": "string", "description": "what the videos show, e.g. 'barbell back squat'"},
-        "differences": {"type": "array", "items": {"type": "string"}, "description": "closed mode: one field per statement"},
-        "n_differences": {"type": "integer", "description": "open mode: how many differences to propose"},
+        "action": {"type": "string", "minLength": 1, "maxLength": MAX_ACTION_CHARS, "pattern": r"[^\s]",
+                   "description": "what the videos show, e.g. 'barbell back squat'"},
+        "differences": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1,
+                        "maxItems": MAX_DIFFERENCES, "description": "closed mode: one field per statement"},
+        "n_differences": {"type": "integer", "minimum": 1, "maximum": MAX_DIFFERENCES,
+                          "description": "open mode: how many differences to propose"},
         "pose": {"type": "boolean", "description": "also measure each difference from body pose"},
         "report": {"type": "boolean", "description": "write the HTML report (GET .../report)"},
     },
@@ -37,7 +42,7 @@ def router(service: Service) -> APIRouter:
     routes = APIRouter(prefix="/v1/comparisons", tags=["comparisons"])
     owner = owner_dependency(service)
 
-    @routes.post("", status_code=202, response_model=ComparisonCreated, responses=ERRORS,
+    @routes.post("", status_code=202, response_model=ComparisonCreated, responses=errors(*KEYED, 400, 404, 413, 415, 422),
                  openapi_extra=COMPARISON_FORM)
     async def create_comparison(
         request: Request, who: str = Depends(owner), idempotency_key: Optional[str] = Header(default=None),
@@ -45,6 +50,7 @@ def router(service: Service) -> APIRouter:
         if idempotency_key:
             earlier = service.store.job_by_idempotency_key(who, idempotency_key)
             if earlier is not None:  # a retry: the job exists, the body is not needed
+                access_log.tag(request.scope, job_id=earlier.id)
                 return _created(earlier.id, earlier.status)
         service.check_queue(who)
         form = await read_form(
@@ -55,23 +61,29 @@ def router(service: Service) -> APIRouter:
             job, _ = await service.create_comparison(who, form, idempotency_key)
         finally:
             form.discard_files()
+        access_log.tag(request.scope, job_id=job.id)
         return _created(job.id, job.status)
 
-    @routes.get("", response_model=ComparisonList, responses=ERRORS)
-    async def list_comparisons(who: str = Depends(owner)) -> ComparisonList:
-        return ComparisonList(comparisons=[service.comparison(row) for row in service.store.jobs(who)])
+    @routes.get("", response_model=ComparisonList, responses=errors(*KEYED, 422))
+    async def list_comparisons(
+        who: str = Depends(owner),
+        limit: int = Query(DEFAULT_PAGE, ge=1, le=MAX_PAGE, description="comparisons per page"),
+        after: Optional[str] = Query(None, min_length=1, description="the last id of the page before (its next link has it)"),
+        status: Optional[JobStatus] = Query(None, description="only comparisons in this state"),
+    ) -> ComparisonList:
+        return comparison_page(service.store, who, limit=limit, after=after, status=status)
 
-    @routes.get("/{job_id}", response_model=Comparison, responses=ERRORS)
+    @routes.get("/{job_id}", response_model=Comparison, responses=errors(*KEYED, 404))
     async def get_comparison(job_id: str, who: str = Depends(owner)) -> Comparison:
         return service.comparison(service.job(who, job_id))
 
-    @routes.delete("/{job_id}", status_code=204, responses=ERRORS)
+    @routes.delete("/{job_id}", status_code=204, responses=errors(*KEYED, 404))
     async def delete_comparison(job_id: str, who: str = Depends(owner)) -> Response:
         await service.delete_comparison(service.job(who, job_id))
         return Response(status_code=204)
 
-    @routes.get("/{job_id}/report", response_class=HTMLResponse, responses=ERRORS)
-    async def report(job_id: str, who: str = Depends(owner)) -> FileResponse:
+    @routes.get("/{job_id}/report", response_class=HTMLResponse, responses=errors(*KEYED, 404, 409))
+    async def get_comparison_report(job_id: str, who: str = Depends(owner)) -> FileResponse:
         row = service.job(who, job_id)
         if not row.report:
             raise ApiError(404, "no report was asked for: create the comparison with report=true")
@@ -79,22 +91,28 @@ def router(service: Service) -> APIRouter:
             raise ApiError(409, f"the comparison is {row.status}; its report is written when it is done")
         return FileResponse(row.spec["report_path"], media_type="text/html")
 
-    @routes.get("/{job_id}/events", responses={
-        200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events: proposal, segmentation, "
-              "verdict (one per difference), then result, failed or cancelled; each with an id for Last-Event-ID"},
-        **ERRORS,
+    @routes.get("/{job_id}/events", response_class=EventStream, response_model=ServiceEvent, responses={
+        200: {"description": "Server-Sent Events, each 'id: N', 'event: TYPE' and 'data: JSON' (this schema): "
+              "proposal, segmentation, verdict (one per difference), then result, failed or cancelled. "
+              "Reconnect with Last-Event-ID: N to get what came after N."},
+        **errors(*KEYED, 404),
     })
-    async def events(
+    async def get_comparison_events(
         job_id: str, who: str = Depends(owner), last_event_id: Optional[str] = Header(default=None),
     ) -> StreamingResponse:
         service.job(who, job_id)
         after = int(last_event_id) if last_event_id and last_event_id.strip().isdigit() else 0
-        return StreamingResponse(
-            _event_stream(service, job_id, after), media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        return EventStream(
+            _event_stream(service, job_id, after), headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         )
 
     return routes
+
+
+class EventStream(StreamingResponse):
+    """Server-Sent Events (the media type is what the schema declares for the events route)."""
+
+    media_type = "text/event-stream"
 
 
 def _created(job_id: str, status: str) -> JSONResponse:
@@ -113,7 +131,7 @@ async def _event_stream(service: Service, job_id: str, after: int) -> AsyncItera
                 return
         row = service.store.job(job_id)
         if row is None:  # deleted (DELETE cancels, then removes everything)
-            yield f"event: cancelled\ndata: {json.dumps({'type': 'cancelled', 'error': None})}\n\n"
+            yield f"event: cancelled\ndata: {CancelledEvent().model_dump_json()}\n\n"
             return
         if row.status in FINISHED and not service.store.events_after(job_id, after):
             return

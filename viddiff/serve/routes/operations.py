@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends
-from fastapi.responses import PlainTextResponse
+from fastapi.responses import PlainTextResponse, Response
 
+from viddiff.serve.metrics import CONTENT_TYPE
 from viddiff.serve.models import Health
-from viddiff.serve.routes.common import ERRORS, owner_dependency
+from viddiff.serve.routes.common import KEYED, errors, owner_dependency
 from viddiff.serve.service import Service
 
 
 def router(service: Service) -> APIRouter:
     routes = APIRouter(tags=["service"])
-    owner = owner_dependency(service)
+    operator = owner_dependency(service, "metrics")
 
     @routes.get("/healthz", response_model=Health)
     async def healthz() -> Health:
         return Health(queued=service.executor.queued(), running=service.executor.running())
 
-    @routes.get("/metrics", response_class=PlainTextResponse, responses=ERRORS)
-    async def metrics(_: str = Depends(owner)) -> str:
-        return service.prometheus()
+    @routes.get("/metrics", response_class=PlainTextResponse, responses=errors(*KEYED))
+    async def metrics(_: str = Depends(operator)) -> Response:
+        return Response(service.metrics.exposition(), media_type=CONTENT_TYPE)
 
     return routes

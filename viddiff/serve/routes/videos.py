@@ -7,7 +7,7 @@ from fastapi.responses import Response
 
 from viddiff.serve.errors import ApiError
 from viddiff.serve.models import Video
-from viddiff.serve.routes.common import ERRORS, FILE, form_schema, owner_dependency
+from viddiff.serve.routes.common import FILE, KEYED, errors, form_schema, owner_dependency
 from viddiff.serve.service import Service, video_model
 from viddiff.serve.uploads import read_form
 
@@ -16,7 +16,7 @@ def router(service: Service) -> APIRouter:
     routes = APIRouter(prefix="/v1/videos", tags=["videos"])
     owner = owner_dependency(service)
 
-    @routes.post("", status_code=201, response_model=Video, responses=ERRORS,
+    @routes.post("", status_code=201, response_model=Video, responses=errors(*KEYED, 400, 413, 415, 422),
                  openapi_extra=form_schema({"video": FILE}, ["video"]))
     async def upload_video(request: Request, who: str = Depends(owner)) -> Video:
         form = await read_form(dict(request.headers), request.stream(), service.tmp_dir,
@@ -29,11 +29,11 @@ def router(service: Service) -> APIRouter:
         finally:
             form.discard_files()
 
-    @routes.get("/{video_id}", response_model=Video, responses=ERRORS)
+    @routes.get("/{video_id}", response_model=Video, responses=errors(*KEYED, 404))
     async def get_video(video_id: str, who: str = Depends(owner)) -> Video:
         return video_model(service.video(who, video_id))
 
-    @routes.delete("/{video_id}", status_code=204, responses=ERRORS)
+    @routes.delete("/{video_id}", status_code=204, responses=errors(*KEYED, 404))
     async def delete_video(video_id: str, who: str = Depends(owner)) -> Response:
         service.delete_video(service.video(who, video_id))
         return Response(status_code=204)
