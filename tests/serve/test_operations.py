@@ -105,10 +105,10 @@ def test_the_list_pages_with_summaries_and_a_next_link(served, finished):
         done = client.get("/v1/comparisons", params={"status": "done"}).json()
         assert [c["id"] for c in done["comparisons"]] == [last, first]
         assert client.get("/v1/comparisons", params={"status": "failed"}).json()["comparisons"][0]["counts"]["decided"] == 1
-        for params, said in (({"limit": 0}, "limit"), ({"limit": 201}, "limit"), ({"status": "lost"}, "status"),
-                             ({"after": "cmp_gone"}, "after")):
+        for params, status, said in (({"limit": 0}, 422, "limit"), ({"limit": 201}, 422, "limit"),
+                                     ({"status": "lost"}, 422, "status"), ({"after": "cmp_gone"}, 404, "after")):
             refused = client.get("/v1/comparisons", params=params)
-            assert refused.status_code == 422
+            assert refused.status_code == status
             assert refused.json()["detail"].startswith(said), refused.json()
 
 

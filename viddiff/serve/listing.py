@@ -22,7 +22,7 @@ def comparison_page(
     if after is not None:
         cursor = store.job(after, owner)
         if cursor is None:
-            raise ApiError(422, f"after: no comparison {after!r} (deleted or expired): list again without after")
+            raise ApiError(404, f"after: no comparison {after!r} (deleted or expired): list again without after")
     rows = store.jobs(owner, limit + 1, after=cursor, status=status)
     page = rows[:limit]
     counts = store.verdict_counts([row.id for row in page])

@@ -64,7 +64,7 @@ def router(service: Service) -> APIRouter:
         access_log.tag(request.scope, job_id=job.id)
         return _created(job.id, job.status)
 
-    @routes.get("", response_model=ComparisonList, responses=errors(*KEYED, 422))
+    @routes.get("", response_model=ComparisonList, responses=errors(*KEYED, 404, 422))
     async def list_comparisons(
         who: str = Depends(owner),
         limit: int = Query(DEFAULT_PAGE, ge=1, le=MAX_PAGE, description="comparisons per page"),
