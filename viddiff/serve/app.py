@@ -20,7 +20,7 @@ from viddiff import __version__
 from viddiff.serve.access_log import AccessLog
 from viddiff.serve.errors import ApiError
 from viddiff.serve.openapi import allowed_methods, operation_id, refine_schema
-from viddiff.serve.routes import comparisons, operations, videos, web
+from viddiff.serve.routes import comparisons, docs, operations, videos, web
 from viddiff.serve.service import Service
 
 
@@ -37,8 +37,10 @@ def create_app(service: Service) -> FastAPI:
 
     app = FastAPI(
         title="viddiff serve", version=__version__, lifespan=lifespan, generate_unique_id_function=operation_id,
+        docs_url=None, redoc_url=None,  # served from the package by routes.docs, not from a CDN
         description="Video action differencing as a service: upload two videos of an action, get verdicts as they "
-        "are decided. Every route but /healthz needs 'Authorization: Bearer KEY'.",
+        "are decided. Every route but /healthz needs 'Authorization: Bearer KEY' (Authorize, above); /metrics a key "
+        "made with --scope metrics.",
     )
 
     @app.exception_handler(ApiError)
@@ -62,6 +64,7 @@ def create_app(service: Service) -> FastAPI:
 
     for resource in (operations, videos, comparisons, web):
         app.include_router(resource.router(service))
+    app.include_router(docs.router(app.title, app.openapi_url))
     app.add_middleware(AccessLog, on_request=service.metrics.request)
     refine_schema(app)
     return app
