@@ -25,8 +25,8 @@ _SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:+=/-]{1,128}")
 """A client's request id is kept when it could not forge a log line or flood one; else a new one is made."""
 _TAGS = "viddiff.access"
 UNMATCHED_ROUTE = "unmatched"
-OnRequest = Callable[[str, str, int, float], None]
-"""``(route template, method, status, seconds)``."""
+OnRequest = Callable[[str, str, int], None]
+"""``(route template, method, status)``."""
 
 
 def tag(scope: Scope, *, key: Optional[str] = None, job_id: Optional[str] = None) -> None:
@@ -63,7 +63,7 @@ class AccessLog:
         finally:
             seconds = time.perf_counter() - started
             route = getattr(scope.get("route"), "path", None) or UNMATCHED_ROUTE
-            self.on_request(route, scope["method"], status, seconds)
+            self.on_request(route, scope["method"], status)
             _log_line(scope, status, seconds, request_id)
 
 

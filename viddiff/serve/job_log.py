@@ -26,9 +26,7 @@ def started(row: Optional[JobRow]) -> None:
           row.progress.attempts, waited or 0.0, event="started", attempt=row.progress.attempts, queued_s=waited)
 
 
-def ended(row: Optional[JobRow]) -> None:
-    if row is None:
-        return
+def ended(row: JobRow) -> None:
     ran, total = _span(row.started_at, row.finished_at), _span(row.created_at, row.finished_at)
     level = logging.WARNING if row.status == "failed" else logging.INFO
     why = f": {row.error}" if row.error else ""

@@ -83,7 +83,7 @@ class ServiceMetrics:
         count, total = self._done
         return total / count if count else None
 
-    def request(self, route: str, method: str, status: int, _seconds: float) -> None:
+    def request(self, route: str, method: str, status: int) -> None:
         self.http_requests.labels(route=route, method=method, status=str(status)).inc()
 
     def exposition(self) -> bytes:

@@ -20,8 +20,8 @@ from typing import Optional, Union
 from viddiff.api import ComparisonResult, DifferenceResult, ResultEvent, build_sample
 from viddiff.config import Config
 from viddiff.errors import ViddiffError
-from viddiff.serve.errors import ApiError
 from viddiff.serve import job_log
+from viddiff.serve.errors import ApiError
 from viddiff.serve.executor import Emitted, Ended, Executor, JobSpec, JobUpdate, Started
 from viddiff.serve.jobs import JobRow, JobStore, VideoRow, new_id
 from viddiff.serve.keys import SCOPES, key_hash
@@ -299,7 +299,7 @@ class Service:
             row = self.store.job(update.job_id)
             if row is not None:
                 self.metrics.job_ended(row)
-            job_log.ended(row)
+                job_log.ended(row)
 
     # ---- retention
 
