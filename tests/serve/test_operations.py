@@ -129,3 +129,13 @@ def test_allow_names_every_method_of_a_path(served):
         assert answer.status_code == 405
         assert answer.headers["allow"] == "DELETE, GET, HEAD"
         assert client.request("PUT", "/v1/comparisons").headers["allow"] == "GET, HEAD, POST"
+
+
+def test_a_metrics_token_variable_that_is_not_set_stops_the_start(tmp_path, monkeypatch, capsys):
+    from viddiff.cli import main
+
+    monkeypatch.delenv("VIDDIFF_TEST_UNSET_TOKEN", raising=False)
+    code = main(["serve", "--data-dir", str(tmp_path), "--set", "serve.metrics_token_env=VIDDIFF_TEST_UNSET_TOKEN"])
+    assert code == 2
+    assert "serve.metrics_token_env names VIDDIFF_TEST_UNSET_TOKEN, which is not set" in capsys.readouterr().err
+    assert not (tmp_path / "serve.sqlite").exists()

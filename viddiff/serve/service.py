@@ -62,11 +62,11 @@ class Service:
         self.limits = config.serve
         self.executor = executor
         self.dev = dev
+        self.metrics_token = _metrics_token(self.limits.metrics_token_env)  # before anything is opened
         self.store = JobStore(self.data_dir / "serve.sqlite")
         self.rate = RateLimiter(self.limits.requests_per_minute)
         self.broker = Broker()
         self.metrics = ServiceMetrics(self.store, executor)
-        self.metrics_token = _metrics_token(self.limits.metrics_token_env)
         self._retention_task: Optional[asyncio.Task] = None
 
     @property
