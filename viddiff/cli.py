@@ -20,6 +20,7 @@ from viddiff.errors import ViddiffError
 from viddiff.runs.ablation_variants import variant_names
 from viddiff.methods import method_names
 from viddiff.schema import Mode
+from viddiff.serve.keys import SCOPES as KEY_SCOPES
 
 Handler = Callable[[argparse.Namespace], int]
 MODES = list(get_args(Mode))
@@ -574,7 +575,7 @@ def _add_serve(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
             cmd.add_argument("name", metavar="NAME", help="the key's name, e.g. the app using it")
         if name == "create":
             cmd.add_argument(
-                "--scope", action="append", choices=["app", "metrics"],
+                "--scope", action="append", choices=list(KEY_SCOPES),
                 help="what the key may do: app (the API) or metrics (/metrics, for operators); repeat for both "
                 "(default: app)",
             )
