@@ -71,7 +71,8 @@ def router(service: Service) -> APIRouter:
         after: Optional[str] = Query(None, min_length=1, description="the last id of the page before (its next link has it)"),
         status: Optional[JobStatus] = Query(None, description="only comparisons in this state"),
     ) -> ComparisonList:
-        return comparison_page(service.store, who, limit=limit, after=after, status=status)
+        # store reads stay off the event loop (design §12)
+        return await asyncio.to_thread(comparison_page, service.store, who, limit=limit, after=after, status=status)
 
     @routes.get("/{job_id}", response_model=Comparison, responses=errors(*KEYED, 404))
     async def get_comparison(job_id: str, who: str = Depends(owner)) -> Comparison:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import APIRouter, Depends
 from fastapi.responses import PlainTextResponse, Response
 
@@ -21,6 +23,7 @@ def router(service: Service) -> APIRouter:
 
     @routes.get("/metrics", response_class=PlainTextResponse, responses=errors(*KEYED))
     async def metrics(_: str = Depends(operator)) -> Response:
-        return Response(service.metrics.exposition(), media_type=CONTENT_TYPE)
+        exposition = await asyncio.to_thread(service.metrics.exposition)  # it reads the store: off the event loop
+        return Response(exposition, media_type=CONTENT_TYPE)
 
     return routes
