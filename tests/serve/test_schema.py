@@ -126,7 +126,7 @@ def test_a_generated_client_runs_a_comparison(served, clips, tmp_path):
             del sys.modules[name]
 
 
-def test_schemathesis_finds_nothing(served):
+def test_schemathesis_finds_nothing(served, tmp_path):
     """Every check of schemathesis (status codes, content types, headers, response schemas, Allow, auth,
     positive and negative data, the links) over every operation, a few examples each (bounded: ~15 s)."""
     fuzzer = shutil.which("schemathesis")
@@ -137,7 +137,7 @@ def test_schemathesis_finds_nothing(served):
         [fuzzer, "--config-file", str(Path(__file__).with_name("schemathesis.toml")), "run",
          served.url + "/openapi.json", "--header", f"Authorization: Bearer {key}", "--checks", "all",
          "--max-examples", "10", "--seed", "38", "--no-shrink", "--request-timeout", "30", "--warnings", "off"],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,  # its cache goes to ./.schemathesis
     )
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
     tested = re.search(r"Tested: (\d+)", done.stdout)
