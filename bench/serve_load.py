@@ -130,9 +130,13 @@ def check_store(url: str, keys: list[str], load: Load) -> tuple[int, int, int]:
     """``(done, lost, duplicated)`` from the server's own records."""
     seen: dict[str, dict] = {}
     for key in keys:
-        listed = httpx.get(url + "/v1/comparisons", headers={"Authorization": f"Bearer {key}"}, timeout=60).json()
-        for job in listed["comparisons"]:
-            seen[job["id"]] = job
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as http:
+            page: str | None = "/v1/comparisons?limit=200"
+            while page:  # the list pages summaries: each comparison's result is behind its own link
+                listed = http.get(page).json()
+                for summary in listed["comparisons"]:
+                    seen[summary["id"]] = http.get(summary["links"]["self"]).json()
+                page = listed["next"]
     done = lost = 0
     for i in range(load.jobs):
         record = load.records.get(i)

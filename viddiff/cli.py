@@ -20,6 +20,7 @@ from viddiff.errors import ViddiffError
 from viddiff.runs.ablation_variants import variant_names
 from viddiff.methods import method_names
 from viddiff.schema import Mode
+from viddiff.serve.keys import SCOPES as KEY_SCOPES
 
 Handler = Callable[[argparse.Namespace], int]
 MODES = list(get_args(Mode))
@@ -546,10 +547,20 @@ def _add_serve(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
         "--forwarded-allow-ips", default="127.0.0.1",
         help="proxies whose forwarded headers are trusted, with --proxy-headers (default: 127.0.0.1)",
     )
+    serve.add_argument(
+        "--log-format", choices=["text", "json"], default="text",
+        help="log lines as text or as one JSON object each (access lines, job lifecycle, errors) (default: text)",
+    )
+    serve.add_argument(
+        "--log-level", choices=["debug", "info", "warning", "error"],
+        help="the least important log lines written; info includes one access line per request "
+        "(default: info, or as --debug / -q say)",
+    )
     _add_config_args(serve)
     serve.set_defaults(handler="viddiff.serve.command:cli_serve")
     serve_sub = serve.add_subparsers(dest="serve_command", metavar="keys")
     keys = serve_sub.add_parser("keys", help="API keys: create NAME (printed once), list, revoke NAME", parents=flags)
+    keys.set_defaults(handler="viddiff.serve.keys_command:cli_keys")  # light: no models, no web framework
     keys_sub = keys.add_subparsers(dest="keys_command", metavar="KEYS_COMMAND")
     keys_sub.required = True
     for name, help_, description in (
@@ -562,6 +573,12 @@ def _add_serve(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
         cmd = _command(keys_sub, name, flags, help=help_, description=description, examples=(example,))
         if name != "list":
             cmd.add_argument("name", metavar="NAME", help="the key's name, e.g. the app using it")
+        if name == "create":
+            cmd.add_argument(
+                "--scope", action="append", choices=list(KEY_SCOPES),
+                help="what the key may do: app (the API) or metrics (/metrics, for operators); repeat for both "
+                "(default: app)",
+            )
         cmd.add_argument(
             "--data-dir", default=argparse.SUPPRESS, help="the server's --data-dir (default: ./viddiff-serve)"
         )

@@ -831,6 +831,9 @@ class ServeConfig(_Section):
     """A request body that brings less than 1 KiB in this many seconds is closed as stalled. Time, not size:
     a phone uploading 200 MB at 100 KB/s takes half an hour and is never cut, and one that loses its network
     for less than this resumes."""
+    metrics_token_env: Optional[str] = None
+    """Name of an environment variable holding a token that may read ``/metrics`` (as a key with the ``metrics``
+    scope may); the token itself never goes into a config file."""
 
 
 class Config(_Section):

@@ -31,6 +31,7 @@ LIMITS = [
     "serve.max_queued_total=3",
     "serve.requests_per_minute=100000",
     "serve.store_busy_timeout_s=1",
+    "serve.metrics_token_env=VIDDIFF_SERVE_TEST_METRICS_TOKEN",
 ]
 """The package server's limits: small, so each can be passed with tiny files."""
 
@@ -68,10 +69,12 @@ class Served:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         return httpx.Client(base_url=self.url, headers=headers, timeout=60, **kwargs)
 
-    def new_key(self, name: str) -> str:
-        return create_key(self.data_dir, name)
+    def new_key(self, name: str, scopes: tuple[str, ...] = ("app",)) -> str:
+        return create_key(self.data_dir, name, scopes)
 
 
+METRICS_TOKEN_ENV = "VIDDIFF_SERVE_TEST_METRICS_TOKEN"
+METRICS_TOKEN = "test-metrics-token-0123456789"
 MODEL_KEY_ENV = "VIDDIFF_SERVE_TEST_MODEL_KEY"
 """The variable holding the model key the servers send to the stand-in (its own name, so that setting it for
 the session changes nothing for other tests)."""
@@ -79,6 +82,7 @@ the session changes nothing for other tests)."""
 
 def serve_config(model: FakeOpenAIServer, data_dir: Path, extra: list[str]) -> Config:
     os.environ[MODEL_KEY_ENV] = "dummy-model-key"
+    os.environ[METRICS_TOKEN_ENV] = METRICS_TOKEN
     overrides = offline_overrides(model.base_url, str(data_dir / "cache.sqlite"))
     return Config().with_overrides([*overrides, f"endpoints.default.api_key_env={MODEL_KEY_ENV}", *extra])
 

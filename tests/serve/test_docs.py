@@ -61,6 +61,9 @@ def test_the_limits_table_names_every_serve_setting_and_its_default():
     defaults = ServeConfig()
     for name, shown in rows.items():
         value = getattr(defaults, name)
+        if value is None:
+            assert shown.strip() == "none", (name, shown)
+            continue
         numbers = [float(n) for n in re.findall(r"[\d.]+", shown)]
         product = 1.0
         for n in numbers:

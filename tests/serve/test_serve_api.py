@@ -83,6 +83,11 @@ def test_a_comparison_streams_the_events_of_astream_and_its_result_equals_acompa
         d["key"]: d["prediction"] for d in job["result"]["differences"]
     }
     assert [d["keyframes_a"] for d in direct_result["differences"]] == [d["keyframes_a"] for d in job["result"]["differences"]]
+    # The same notes, the stand-ins included (here the scripted model server and random-weight CLIP).
+    assert job["result"]["notes"] == direct_result["notes"]
+    assert [n.split(":")[0] for n in direct_result["notes"] if n.startswith("stand-in: ")] == [
+        "stand-in", "stand-in"
+    ]
 
 
 def test_open_mode_on_a_reference_video_uploaded_once(served, clips):
@@ -227,12 +232,6 @@ def test_a_failed_job_says_why_in_the_cli_words_and_keeps_its_partial_verdicts(s
         assert events[-1][2] == {"type": "failed", "error": job["error"]}
         assert [d["description"] for d in job["partial"]] == ["the square moves faster"]
         assert job["partial"][0]["prediction"] in ("a", "b", "c")
-        metrics = client.get("/metrics")
-        assert metrics.headers["content-type"].startswith("text/plain")
-        assert re.search(r"^viddiff_model_call_errors_total [1-9]", metrics.text, re.M)
-        assert re.search(r'^viddiff_jobs\{state="failed"\} [1-9]', metrics.text, re.M)
-        assert re.search(r'^viddiff_job_seconds_count\{state="done"\} [1-9]', metrics.text, re.M)
-        assert re.search(r"^viddiff_queue_length 0$", metrics.text, re.M)
 
 
 def test_pose_measures_each_difference_on_the_shared_models(served, clips):
@@ -296,5 +295,6 @@ def test_the_web_page_uploads_two_clips_shows_verdicts_as_they_come_and_opens_th
         assert "the square moves faster" in report.content()
         assert problems == []
     with served.client(key) as client:
-        (job,) = client.get("/v1/comparisons").json()["comparisons"]
+        (listed,) = client.get("/v1/comparisons").json()["comparisons"]
+        job = client.get(listed["links"]["self"]).json()
         assert job["status"] == "done" and [d["description"] for d in job["result"]["differences"]] == STATEMENTS

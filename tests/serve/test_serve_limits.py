@@ -58,7 +58,7 @@ def test_a_hostile_file_is_refused_from_its_header_and_nothing_is_kept(served, c
             detail = answer.json()["detail"]
             assert re.search(message, detail), detail
             assert detail.startswith("video"), detail  # names the field, not a temporary file
-        assert client.get("/v1/comparisons").json() == {"comparisons": []}
+        assert client.get("/v1/comparisons").json() == {"comparisons": [], "next": None}
     assert stored_files(served) == before
     assert upload(served.client(served.new_key(f"after-{kind.replace(' ', '-')}")), clips["a"]).status_code == 201
 
@@ -174,7 +174,7 @@ def test_more_statements_than_serve_max_statements_are_refused(served, clips):
         assert both.status_code == 422 and "not both" in both.json()["detail"]  # the Python API's wording
         nothing = client.post("/v1/comparisons", files=files, data={"action": " "})
         assert nothing.status_code == 422 and "action description is empty" in nothing.json()["detail"]
-        assert client.get("/v1/comparisons").json() == {"comparisons": []}
+        assert client.get("/v1/comparisons").json() == {"comparisons": [], "next": None}
 
 
 def test_queued_jobs_per_key_and_in_total_get_429_with_retry_after(served, clips):

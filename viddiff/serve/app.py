@@ -1,62 +1,29 @@
-"""The HTTP face: FastAPI routes over :class:`viddiff.serve.service.Service` (docs/serve.md).
+"""The HTTP face: FastAPI over :class:`viddiff.serve.service.Service` (docs/serve.md).
 
-Request bodies are read by :mod:`viddiff.serve.uploads` (streamed, cut off at the limit), so the multipart
-forms are described to OpenAPI by hand; every response body is a pydantic model of
-:mod:`viddiff.serve.models`, so the schema on ``/docs`` is generated from the types the API returns.
+The routes live in :mod:`viddiff.serve.routes`, one router per resource. Request bodies are read by
+:mod:`viddiff.serve.uploads` (streamed, cut off at the limit), so the multipart forms are described to
+OpenAPI by hand; every response body is a pydantic model of :mod:`viddiff.serve.models`, so the schema on
+``/docs`` is generated from the types the API returns.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
-from importlib import resources
-from typing import AsyncIterator, Optional
+from typing import AsyncIterator
 
-from fastapi import Depends, FastAPI, Header, Query, Request
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
 
 from viddiff import __version__
+from viddiff.serve.access_log import AccessLog
 from viddiff.serve.errors import ApiError
 from viddiff.serve.http_limits import bound_requests
-from viddiff.serve.jobs import JobRow
-from viddiff.serve.models import (
-    FINISHED, Comparison, ComparisonCreated, ComparisonList, Health, Problem, ReportLink, Video,
-)
-from viddiff.serve.report_links import ReportLinks
-from viddiff.serve.security import REPORT_CSP, secure_headers
-from viddiff.serve.service import TERMINAL_EVENTS, Service, links, video_model
-from viddiff.serve.uploads import read_form
-
-KEEP_ALIVE_S = 15.0
-WEB_FILES = {"app.js": "text/javascript", "style.css": "text/css"}
-_ERRORS = {status: {"model": Problem} for status in (400, 401, 404, 409, 413, 415, 422, 429, 500, 503)}
-
-
-def _form_schema(properties: dict, required: list[str]) -> dict:
-    return {
-        "requestBody": {
-            "required": True,
-            "content": {"multipart/form-data": {"schema": {"type": "object", "properties": properties, "required": required}}},
-        }
-    }
-
-
-_FILE = {"type": "string", "format": "binary"}
-_COMPARISON_FORM = _form_schema(
-    {
-        "video_a": {**_FILE, "description": "video A (or video_a_id)"},
-        "video_b": {**_FILE, "description": "video B (or video_b_id)"},
-        "video_a_id": {"type": "string", "description": "id of a video uploaded with POST /v1/videos"},
-        "video_b_id": {"type": "string"},
-        "action": {"type": "string", "description": "what the videos show, e.g. 'barbell back squat'"},
-        "differences": {"type": "array", "items": {"type": "string"}, "description": "closed mode: one field per statement"},
-        "n_differences": {"type": "integer", "description": "open mode: how many differences to propose"},
-        "pose": {"type": "boolean", "description": "also measure each difference from body pose"},
-        "report": {"type": "boolean", "description": "write the HTML report (GET .../report)"},
-    },
-    ["action"],
-)
+from viddiff.serve.openapi import allowed_methods, operation_id, refine_schema
+from viddiff.serve.routes import comparisons, docs, operations, videos, web
+from viddiff.serve.security import secure_headers
+from viddiff.serve.service import Service
 
 
 def create_app(service: Service) -> FastAPI:
@@ -71,14 +38,15 @@ def create_app(service: Service) -> FastAPI:
             await service.stop()
 
     app = FastAPI(
-        title="viddiff serve", version=__version__, lifespan=lifespan,
+        title="viddiff serve", version=__version__, lifespan=lifespan, generate_unique_id_function=operation_id,
+        docs_url=None, redoc_url=None,  # served from the package by routes.docs, not from a CDN
         description="Video action differencing as a service: upload two videos of an action, get verdicts as they "
-        "are decided. Every route but /healthz and /readyz needs 'Authorization: Bearer KEY'.",
+        "are decided. Every route but /healthz and /readyz needs 'Authorization: Bearer KEY' (Authorize, above); /metrics a key "
+        "made with --scope metrics.",
     )
 
     bound_requests(app)
-    secure_headers(app)
-    report_links = ReportLinks()
+    secure_headers(app, docs.PAGES)
 
     @app.exception_handler(ApiError)
     async def api_error(_: Request, exc: ApiError) -> JSONResponse:
@@ -91,163 +59,24 @@ def create_app(service: Service) -> FastAPI:
         return JSONResponse({"detail": f"internal error ({type(exc).__name__}); the server log has the details"},
                             status_code=500)
 
-    async def owner(request: Request, authorization: Optional[str] = Header(default=None)) -> str:
-        return await service.authenticate(authorization, request.client.host if request.client else None)
+    @app.exception_handler(RequestValidationError)
+    async def invalid_parameter(_: Request, exc: RequestValidationError) -> JSONResponse:
+        """A query parameter FastAPI checked: one ``detail`` sentence, as for every other error."""
+        said = [f"{'.'.join(str(part) for part in e['loc'][1:])}: {e['msg']}" for e in exc.errors()]
+        return JSONResponse({"detail": "; ".join(said)}, status_code=422)
 
-    @app.get("/healthz", response_model=Health, tags=["service"])
-    async def healthz() -> Health:
-        executor = service.executor
-        return Health(status=service.readiness.state, queued=executor.queued(), running=executor.running())
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            methods = allowed_methods(app.openapi(), request.url.path)
+            if methods:
+                headers["Allow"] = ", ".join(methods)
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=headers)
 
-    @app.get("/readyz", response_model=Health, tags=["service"], responses={503: {"model": Health}})
-    async def readyz() -> JSONResponse:
-        """200 once the service can take a job; 503 while its models load (a container's readiness probe)."""
-        health = await healthz()
-        return JSONResponse(health.model_dump(), status_code=200 if service.readiness.ready else 503)
-
-    @app.get("/metrics", response_class=PlainTextResponse, tags=["service"], responses=_ERRORS)
-    async def metrics(_: str = Depends(owner)) -> str:
-        return await service.prometheus()
-
-    @app.post("/v1/videos", status_code=201, response_model=Video, tags=["videos"], responses=_ERRORS,
-              openapi_extra=_form_schema({"video": _FILE}, ["video"]))
-    async def upload_video(request: Request, who: str = Depends(owner)) -> Video:
-        form = await read_form(dict(request.headers), request.stream(), service.tmp_dir,
-                               max_bytes=service.limits.max_upload_bytes, file_fields=frozenset({"video"}))
-        try:
-            upload = form.files.get("video")
-            if upload is None:
-                raise ApiError(422, "video is missing: send the file in the field 'video' (curl: -F video=@a.mp4)")
-            return video_model(await service.add_video(who, upload, "video"))
-        finally:
-            form.discard_files()
-
-    @app.get("/v1/videos/{video_id}", response_model=Video, tags=["videos"], responses=_ERRORS)
-    async def get_video(video_id: str, who: str = Depends(owner)) -> Video:
-        return video_model(await service.video(who, video_id))
-
-    @app.delete("/v1/videos/{video_id}", status_code=204, tags=["videos"], responses=_ERRORS)
-    async def delete_video(video_id: str, who: str = Depends(owner)) -> Response:
-        await service.delete_video(who, video_id)
-        return Response(status_code=204)
-
-    @app.post("/v1/comparisons", status_code=202, response_model=ComparisonCreated, tags=["comparisons"],
-              responses=_ERRORS, openapi_extra=_COMPARISON_FORM)
-    async def create_comparison(
-        request: Request, who: str = Depends(owner), idempotency_key: Optional[str] = Header(default=None),
-    ) -> JSONResponse:
-        if idempotency_key:
-            earlier = await service.store.job_by_idempotency_key(who, idempotency_key)
-            if earlier is not None:  # a retry: the job exists, the body is not needed
-                return _created(earlier.id, earlier.status)
-        await service.check_queue(who)
-        form = await read_form(
-            dict(request.headers), request.stream(), service.tmp_dir, max_bytes=service.limits.max_upload_bytes,
-            file_fields=frozenset({"video_a", "video_b"}),
-        )
-        try:
-            job, _ = await service.create_comparison(who, form, idempotency_key)
-        finally:
-            form.discard_files()
-        return _created(job.id, job.status)
-
-    @app.get("/v1/comparisons", response_model=ComparisonList, tags=["comparisons"], responses=_ERRORS)
-    async def list_comparisons(who: str = Depends(owner)) -> ComparisonList:
-        return ComparisonList(comparisons=[await service.comparison(row) for row in await service.store.jobs(who)])
-
-    @app.get("/v1/comparisons/{job_id}", response_model=Comparison, tags=["comparisons"], responses=_ERRORS)
-    async def get_comparison(job_id: str, who: str = Depends(owner)) -> Comparison:
-        return await service.comparison(await service.job(who, job_id))
-
-    @app.delete("/v1/comparisons/{job_id}", status_code=204, tags=["comparisons"], responses=_ERRORS)
-    async def delete_comparison(job_id: str, who: str = Depends(owner)) -> Response:
-        await service.delete_comparison(await service.job(who, job_id))
-        return Response(status_code=204)
-
-    async def report_row(job_id: str, who: str) -> JobRow:
-        row = await service.job(who, job_id)
-        if not row.report:
-            raise ApiError(404, "no report was asked for: create the comparison with report=true")
-        if row.status != "done":
-            raise ApiError(409, f"the comparison is {row.status}; its report is written when it is done")
-        return row
-
-    @app.get("/v1/comparisons/{job_id}/report", response_class=HTMLResponse, tags=["comparisons"], responses=_ERRORS)
-    async def report(
-        job_id: str, request: Request, authorization: Optional[str] = Header(default=None),
-        link: Optional[str] = Query(default=None, description="a token from POST .../report-link, instead of a key"),
-    ) -> FileResponse:
-        if link:
-            who = report_links.owner(job_id, link)
-            service.rate.take(who)
-        else:
-            who = await owner(request, authorization)
-        row = await report_row(job_id, who)
-        sandboxed = {"Content-Security-Policy": REPORT_CSP}
-        return FileResponse(row.spec["report_path"], media_type="text/html", headers=sandboxed)
-
-    @app.post("/v1/comparisons/{job_id}/report-link", response_model=ReportLink, tags=["comparisons"],
-              responses=_ERRORS)
-    async def report_link(job_id: str, who: str = Depends(owner)) -> ReportLink:
-        """A URL that opens the report in a browser tab without the key, for an hour."""
-        await report_row(job_id, who)
-        token, expires = report_links.sign(job_id, who)
-        return ReportLink(url=f"{links(job_id).report}?link={token}", expires_at=expires)
-
-    @app.get("/v1/comparisons/{job_id}/events", tags=["comparisons"], responses={
-        200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events: proposal, segmentation, "
-              "verdict (one per difference), then result, failed or cancelled; each with an id for Last-Event-ID"},
-        **_ERRORS,
-    })
-    async def events(
-        job_id: str, who: str = Depends(owner), last_event_id: Optional[str] = Header(default=None),
-    ) -> StreamingResponse:
-        await service.job(who, job_id)
-        after = int(last_event_id) if last_event_id and last_event_id.strip().isdigit() else 0
-        return StreamingResponse(
-            _event_stream(service, job_id, after), media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
-
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    async def page() -> HTMLResponse:
-        html = _web_file("index.html").replace("{{DEV}}", "true" if service.dev else "false")
-        return HTMLResponse(html)
-
-    @app.get("/web/{name}", include_in_schema=False)
-    async def web_file(name: str) -> Response:
-        if name not in WEB_FILES:
-            raise ApiError(404, f"no file {name!r}")
-        return Response(_web_file(name), media_type=WEB_FILES[name])
-
+    for resource in (operations, videos, comparisons, web):
+        app.include_router(resource.router(service))
+    app.include_router(docs.router(app.title, app.openapi_url))
+    app.add_middleware(AccessLog, on_request=service.metrics.request)
+    refine_schema(app)
     return app
-
-
-def _created(job_id: str, status: str) -> JSONResponse:
-    body = ComparisonCreated(id=job_id, status=status, links=links(job_id))
-    return JSONResponse(body.model_dump(), status_code=202, headers={"Location": body.links.self})
-
-
-def _web_file(name: str) -> str:
-    return resources.files("viddiff.serve").joinpath("web", name).read_text(encoding="utf-8")
-
-
-async def _event_stream(service: Service, job_id: str, after: int) -> AsyncIterator[str]:
-    """Stored events after ``after``, then new ones as they are stored, until the job's last event."""
-    while True:
-        waiter = service.broker.waiter(job_id)  # before reading, so nothing stored in between is missed
-        for event in await service.store.events_after(job_id, after):
-            yield f"id: {event.seq}\nevent: {event.type}\ndata: {event.data}\n\n"
-            after = event.seq
-            if event.type in TERMINAL_EVENTS:
-                return
-        row = await service.store.job(job_id)
-        if row is None:  # deleted (DELETE cancels, then removes everything)
-            yield f"event: cancelled\ndata: {json.dumps({'type': 'cancelled', 'error': None})}\n\n"
-            return
-        if row.status in FINISHED and not await service.store.events_after(job_id, after):
-            return
-        try:
-            await asyncio.wait_for(waiter.wait(), KEEP_ALIVE_S)
-        except asyncio.TimeoutError:
-            yield ": keep-alive\n\n"

@@ -1,23 +1,20 @@
-"""``viddiff serve`` and ``viddiff serve keys create|list|revoke``."""
+"""``viddiff serve`` (``viddiff serve keys ...`` is :mod:`viddiff.serve.keys_command`)."""
 
 from __future__ import annotations
 
 import argparse
 import ipaddress
 import logging
-import sys
 from pathlib import Path
 
 from viddiff.api import VidDiff
 from viddiff.config import Config, config_from_args
 from viddiff.errors import ViddiffError
 from viddiff.serve.executor import LocalExecutor
-from viddiff.serve.jobs import JobStore
-from viddiff.serve.keys import checked_name, key_hash, new_key
+from viddiff.serve.keys_command import STORE_FILE
 from viddiff.serve.ownership import DataDirOwner
 
 log = logging.getLogger(__name__)
-STORE_FILE = "serve.sqlite"
 GRACEFUL_SHUTDOWN_S = 5
 """Seconds a stopping server waits for open connections (event streams never end by themselves) before it
 closes them; running comparisons are then left unfinished, to be re-run by the next start."""
@@ -26,7 +23,7 @@ closes them; running comparisons are then left unfinished, to be re-run by the n
 def require_serve_extra() -> None:
     """One clear error when the web packages are missing, instead of an ImportError deep in a stack."""
     missing = []
-    for module in ("fastapi", "uvicorn", "python_multipart"):
+    for module in ("fastapi", "uvicorn", "python_multipart", "prometheus_client", "fastapi_offline"):
         try:
             __import__(module)
         except ImportError:
@@ -87,15 +84,15 @@ def build_app(data_dir: Path, cfg: Config, *, dev: bool = False):
 
 
 def cli_serve(args: argparse.Namespace) -> int:
-    if getattr(args, "serve_command", None) == "keys":
-        return cli_keys(args)
     require_serve_extra()
     import uvicorn
 
     from viddiff.serve.http_limits import uvicorn_options
+    from viddiff.serve.log_format import use_log_format
     from viddiff.serve.readiness import ReadyServer
     from viddiff.serve.security import SERVER_HEADERS
 
+    use_log_format(args.log_format, args.log_level)
     data_dir = Path(args.data_dir).expanduser()
     if args.dev and not _is_loopback(args.host):
         raise ViddiffError(f"--dev serves without keys, so only on 127.0.0.1; drop --host {args.host} or --dev")
@@ -104,10 +101,12 @@ def cli_serve(args: argparse.Namespace) -> int:
         app = build_app(data_dir, cfg, dev=args.dev)
         if args.dev:
             log.warning("--dev: requests from this machine need no key")
+        # uvicorn's records go through the same handler and format as viddiff's; viddiff writes the access lines
+        uvicorn_level = "warning" if args.log_level in (None, "info") else args.log_level  # its info lines repeat ours
         config = uvicorn.Config(
-            app, host=args.host, port=args.port, log_level="warning", proxy_headers=args.proxy_headers,
-            forwarded_allow_ips=args.forwarded_allow_ips, timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
-            headers=SERVER_HEADERS, **uvicorn_options(cfg.serve),
+            app, host=args.host, port=args.port, log_config=None, log_level=uvicorn_level, access_log=False,
+            proxy_headers=args.proxy_headers, forwarded_allow_ips=args.forwarded_allow_ips,
+            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S, headers=SERVER_HEADERS, **uvicorn_options(cfg.serve),
         )
 
         def announce(port: int) -> None:
@@ -126,26 +125,3 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return host == "localhost"
-
-
-def cli_keys(args: argparse.Namespace) -> int:
-    store = JobStore(Path(args.data_dir).expanduser() / STORE_FILE)
-    try:
-        if args.keys_command == "create":
-            name = checked_name(args.name)
-            key = new_key()
-            if not store.add_key(name, key_hash(key)):
-                raise ViddiffError(f"a key named {name!r} exists already; choose another name (names are never reused)")
-            print(key)
-            print(f"key {name!r} created; it is shown only this once: store it now", file=sys.stderr)
-        elif args.keys_command == "list":
-            for row in store.keys():
-                state = "revoked" if row.revoked_at is not None else "active"
-                print(f"{row.name}\t{state}")
-        else:
-            if not store.revoke_key(args.name):
-                raise ViddiffError(f"no active key named {args.name!r} (viddiff serve keys list shows them)")
-            print(f"key {args.name!r} revoked")
-    finally:
-        store.close()
-    return 0

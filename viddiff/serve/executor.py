@@ -111,17 +111,21 @@ def failure_message(exc: BaseException) -> str:
 
 async def comparison_events(vd: VidDiff, spec: JobSpec) -> AsyncIterator[CompareEvent]:
     """One job's events: ``VidDiff.aevents`` as the app events of ``VidDiff.astream``, the report written
-    before the result is passed on (wherever the comparison runs)."""
+    before the result is passed on (wherever the comparison runs). The result carries the ``stand-in: ...``
+    notes ``VidDiff.acompare`` adds; they are found in a thread, as finding them may ask a local model server."""
     sample, mode = build_sample(
         spec.video_a, spec.video_b, spec.action, differences=spec.differences, n_differences=spec.n_differences
     )
-    view = EventView(spec.action)
+    stand_ins: list[str] = []
+    view = EventView(spec.action, lambda result: stand_ins)  # read when the result is converted, after Finished
     events = vd.aevents(sample, mode)
     async with contextlib.aclosing(events):
         async for event in events:
-            if isinstance(event, Finished) and spec.report_path:
-                videos = event.videos or await vd.load_videos(sample)
-                await asyncio.to_thread(_write_report, Path(spec.report_path), PairRun(sample, videos, event.result), vd)
+            if isinstance(event, Finished):
+                stand_ins = await asyncio.to_thread(vd.stand_in_notes, event.result)
+                if spec.report_path:
+                    videos = event.videos or await vd.load_videos(sample)
+                    await asyncio.to_thread(_write_report, Path(spec.report_path), PairRun(sample, videos, event.result), vd)
             yield view.convert(event)
 
 

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any, Iterator, Optional, Sequence
 
 from viddiff.errors import ViddiffError
-from viddiff.serve.models import FINISHED, JobStatus, Progress
+from viddiff.serve.states import FINISHED, JobStatus, Progress
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS keys (
-    name TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, created_at REAL NOT NULL, revoked_at REAL
+    name TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, created_at REAL NOT NULL, revoked_at REAL,
+    scopes TEXT NOT NULL DEFAULT 'app'
 );
 CREATE TABLE IF NOT EXISTS videos (
     id TEXT PRIMARY KEY, owner TEXT NOT NULL, job_id TEXT, path TEXT NOT NULL, filename TEXT NOT NULL,
@@ -50,6 +51,8 @@ class KeyRow:
     name: str
     created_at: float
     revoked_at: Optional[float]
+    scopes: tuple[str, ...]
+    """What the key may do: ``app`` (the API), ``metrics`` (``/metrics``); see :mod:`viddiff.serve.keys`."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,7 @@ class JobStore:
             conn = self._conn()
             conn.execute("PRAGMA journal_mode=WAL")
             conn.executescript(_SCHEMA)
+            _add_key_scopes(conn)
             problems = [row[0] for row in conn.execute("PRAGMA quick_check(3)")]
         except sqlite3.DatabaseError as exc:
             if type(exc) is not sqlite3.DatabaseError:  # locked, unreadable, full: not damage
@@ -193,23 +197,29 @@ class JobStore:
 
     # ---- keys
 
-    def add_key(self, name: str, key_hash: str) -> bool:
+    def add_key(self, name: str, key_hash: str, scopes: tuple[str, ...] = ("app",)) -> bool:
         """``False`` when a key of that name exists (revoked or not: names are never reused)."""
         try:
-            self._exec("INSERT INTO keys (name, hash, created_at) VALUES (?, ?, ?)", (name, key_hash, time.time()))
+            self._exec(
+                "INSERT INTO keys (name, hash, created_at, scopes) VALUES (?, ?, ?, ?)",
+                (name, key_hash, time.time(), " ".join(scopes)),
+            )
         except sqlite3.IntegrityError:
             return False
         return True
 
     def keys(self) -> list[KeyRow]:
-        return [KeyRow(*r) for r in self._rows("SELECT name, created_at, revoked_at FROM keys ORDER BY created_at")]
+        rows = self._rows("SELECT name, created_at, revoked_at, scopes FROM keys ORDER BY created_at")
+        return [KeyRow(name, created, revoked, tuple(scopes.split())) for name, created, revoked, scopes in rows]
 
     def revoke_key(self, name: str) -> bool:
         return self._exec("UPDATE keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL", (time.time(), name)) == 1
 
-    def owner_of(self, key_hash: str) -> Optional[str]:
-        rows = self._rows("SELECT name FROM keys WHERE hash = ? AND revoked_at IS NULL", (key_hash,))
-        return rows[0][0] if rows else None
+    def active_key(self, key_hash: str) -> Optional[KeyRow]:
+        rows = self._rows(
+            "SELECT name, created_at, revoked_at, scopes FROM keys WHERE hash = ? AND revoked_at IS NULL", (key_hash,)
+        )
+        return KeyRow(*rows[0][:3], tuple(rows[0][3].split())) if rows else None
 
     # ---- videos
 
@@ -295,9 +305,35 @@ class JobStore:
             return None
         return _job(rows[0])
 
-    def jobs(self, owner: str, limit: int = 100) -> list[JobRow]:
-        rows = self._rows("SELECT * FROM jobs WHERE owner = ? ORDER BY created_at DESC LIMIT ?", (owner, limit))
+    def jobs(
+        self, owner: str, limit: int, *, after: Optional[JobRow] = None, status: Optional[str] = None
+    ) -> list[JobRow]:
+        """``owner``'s jobs, newest first (ties broken by id), those after ``after`` only, in ``status`` only."""
+        where, args = ["owner = ?"], [owner]
+        if status is not None:
+            where.append("status = ?")
+            args.append(status)
+        if after is not None:
+            where.append("(created_at, id) < (?, ?)")
+            args += [after.created_at, after.id]
+        rows = self._rows(
+            f"SELECT * FROM jobs WHERE {' AND '.join(where)} ORDER BY created_at DESC, id DESC LIMIT ?", (*args, limit)
+        )
         return [_job(r) for r in rows]
+
+    def verdict_counts(self, job_ids: list[str]) -> dict[str, dict[Optional[str], int]]:
+        """Per job, its verdicts so far by letter (``None``: never answered validly)."""
+        if not job_ids:
+            return {}
+        marks = ",".join("?" * len(job_ids))
+        rows = self._rows(
+            "SELECT job_id, json_extract(data, '$.difference.prediction'), count(*) FROM events"
+            f" WHERE type = 'verdict' AND job_id IN ({marks}) GROUP BY 1, 2", tuple(job_ids),
+        )
+        counts: dict[str, dict[Optional[str], int]] = {}
+        for job_id, letter, count in rows:
+            counts.setdefault(job_id, {})[letter] = count
+        return counts
 
     def jobs_in(self, *statuses: str) -> list[JobRow]:
         marks = ",".join("?" * len(statuses))
@@ -309,8 +345,9 @@ class JobStore:
             return self._rows("SELECT count(*) FROM jobs WHERE status = ?", (status,))[0][0]
         return self._rows("SELECT count(*) FROM jobs WHERE status = ? AND owner = ?", (status, owner))[0][0]
 
-    def counts_by_status(self) -> dict[str, int]:
-        return dict(self._rows("SELECT status, count(*) FROM jobs GROUP BY status"))
+    def counts_by_owner_and_status(self) -> dict[tuple[str, str], int]:
+        rows = self._rows("SELECT owner, status, count(*) FROM jobs GROUP BY owner, status")
+        return {(owner, status): count for owner, status, count in rows}
 
     def mark_started(self, job_id: str) -> None:
         """Running now; the events of an earlier, interrupted attempt are dropped (ids keep growing)."""
@@ -418,3 +455,10 @@ def _job(row: sqlite3.Row) -> JobRow:
     values["report"] = bool(values["report"])
     values["progress"] = Progress.model_validate_json(values["progress"])
     return JobRow(**values)
+
+
+def _add_key_scopes(conn: sqlite3.Connection) -> None:
+    """A store made before keys had scopes: its keys are app keys."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(keys)")}
+    if "scopes" not in columns:
+        conn.execute("ALTER TABLE keys ADD COLUMN scopes TEXT NOT NULL DEFAULT 'app'")

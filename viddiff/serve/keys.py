@@ -13,6 +13,8 @@ import secrets
 from viddiff.errors import ViddiffError
 
 KEY_PREFIX = "vdk_"
+SCOPES = {"app": "use the comparison API (/v1/...)", "metrics": "read /metrics (for operators, not apps)"}
+"""What a key may do; a key made without ``--scope`` is an app key."""
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
@@ -30,3 +32,12 @@ def checked_name(name: str) -> str:
             f"key name {name!r}: use 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit"
         )
     return name
+
+
+def checked_scopes(scopes: list[str] | None) -> tuple[str, ...]:
+    """The scopes asked for (``app`` when none), each known, in :data:`SCOPES` order."""
+    asked = set(scopes or ["app"])
+    unknown = sorted(asked - SCOPES.keys())
+    if unknown:
+        raise ViddiffError(f"unknown key scope {', '.join(map(repr, unknown))}: use {' or '.join(SCOPES)}")
+    return tuple(scope for scope in SCOPES if scope in asked)

@@ -1,36 +1,23 @@
 """The service's request and response bodies: pydantic models, so the OpenAPI page is generated from them.
 
 Results are :class:`viddiff.api.ComparisonResult` and events the :data:`viddiff.api.CompareEvent` s, exactly
-as the Python API returns them.
+as the Python API returns them. A job's states and progress are in :mod:`viddiff.serve.states`.
 """
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Annotated, Literal, Optional, Union
 
 from pydantic import BaseModel, Field
 
-from viddiff.api import ComparisonResult, DifferenceResult
-
-JobStatus = Literal["queued", "running", "done", "failed", "cancelled"]
-FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled"})
+from viddiff.api import ComparisonResult, DifferenceResult, ProposalEvent, ResultEvent, SegmentationEvent, VerdictEvent
+from viddiff.serve.states import JobStatus, Progress
 
 
 class Links(BaseModel):
     self: str
     events: str
     report: str
-
-
-class Progress(BaseModel):
-    """How far a comparison is: its last step, and verdicts decided out of the differences to check."""
-
-    step: Literal["queued", "proposing", "localizing", "judging", "finished"] = "queued"
-    differences: Optional[int] = None
-    """How many differences will be checked (known once the proposal is made)."""
-    decided: int = 0
-    attempts: int = 0
-    """Times a worker started it (more than 1 after a restart re-ran it)."""
 
 
 class ComparisonCreated(BaseModel):
@@ -63,8 +50,38 @@ class Comparison(BaseModel):
     links: Links
 
 
+class VerdictCounts(BaseModel):
+    """A comparison's verdicts so far, by letter."""
+
+    differences: Optional[int] = None
+    """How many differences will be checked (known once the proposal is made)."""
+    decided: int = 0
+    a: int = 0
+    b: int = 0
+    c: int = 0
+    unanswered: int = 0
+    """Verdicts the model never answered validly."""
+
+
+class ComparisonSummary(BaseModel):
+    """One comparison in a list: what it is and how far it got, without its result (``links.self`` has it)."""
+
+    id: str
+    status: JobStatus
+    action: str
+    mode: Literal["closed", "open"]
+    created_at: float
+    finished_at: Optional[float] = None
+    counts: VerdictCounts
+    links: Links
+
+
 class ComparisonList(BaseModel):
-    comparisons: list[Comparison]
+    """A page of ``GET /v1/comparisons``: newest first."""
+
+    comparisons: list[ComparisonSummary]
+    next: Optional[str] = None
+    """The next page (path and query), ``None`` on the last page."""
 
 
 class Video(BaseModel):
@@ -101,3 +118,26 @@ class ReportLink(BaseModel):
     url: str
     expires_at: int
     """Unix seconds; the link also dies with the server process that made it."""
+
+
+class FailedEvent(BaseModel):
+    """Last event of a comparison that failed."""
+
+    type: Literal["failed"] = "failed"
+    error: Optional[str] = None
+    """Why, worded as ``viddiff compare`` words it."""
+
+
+class CancelledEvent(BaseModel):
+    """Last event of a comparison that was cancelled (or deleted)."""
+
+    type: Literal["cancelled"] = "cancelled"
+    error: Optional[str] = None
+
+
+ServiceEvent = Annotated[
+    Union[ProposalEvent, SegmentationEvent, VerdictEvent, ResultEvent, FailedEvent, CancelledEvent],
+    Field(discriminator="type"),
+]
+"""The ``data`` of each event of ``GET /v1/comparisons/{id}/events``: ``VidDiff.astream``'s events, then a
+failure or cancellation ends the stream instead of a result."""

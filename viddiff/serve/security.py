@@ -27,12 +27,12 @@ REPORT_CSP = (
 """The self-contained report: its inline script and style and ``data:`` keyframes and videos, in a sandbox
 (an opaque origin: no access to the page's storage) that can reach nothing on the network."""
 DOCS_CSP = (
-    "default-src 'none'; script-src 'unsafe-inline' https://cdn.jsdelivr.net; "
-    "style-src 'unsafe-inline' https://cdn.jsdelivr.net https://fonts.googleapis.com; font-src https://fonts.gstatic.com; "
-    "img-src 'self' data: https://fastapi.tiangolo.com https://cdn.redoc.ly; connect-src 'self'; worker-src blob:; "
-    "frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+    "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "font-src 'self' data:; connect-src 'self'; worker-src blob:; frame-ancestors 'none'; base-uri 'none'; "
+    "form-action 'none'"
 )
-"""FastAPI's ``/docs`` and ``/redoc``: their pages load Swagger UI and ReDoc from a CDN and start them inline."""
+"""``/docs`` and ``/redoc``: Swagger UI and ReDoc from this server's own files (:mod:`viddiff.serve.routes.docs`),
+started by an inline script; ReDoc runs a ``blob:`` worker."""
 SERVER_HEADERS = [("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer")]
 """Sent by uvicorn itself on every response (``uvicorn.Config(headers=...)``), its own 500s and 503s included."""
 
@@ -63,7 +63,6 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-def secure_headers(app) -> None:
-    """Install :class:`SecurityHeaders` on a FastAPI app (its page at ``/``; its docs where FastAPI put them)."""
-    docs = {p for p in (app.docs_url, app.redoc_url, app.swagger_ui_oauth2_redirect_url) if p}
-    app.add_middleware(SecurityHeaders, page_paths=frozenset({"/"}), docs_paths=frozenset(docs))
+def secure_headers(app, docs_paths: frozenset[str]) -> None:
+    """Install :class:`SecurityHeaders` on a FastAPI app (its page at ``/``, its API docs at ``docs_paths``)."""
+    app.add_middleware(SecurityHeaders, page_paths=frozenset({"/"}), docs_paths=docs_paths)

@@ -1,55 +1,43 @@
 """The service behind the HTTP routes: the job store, the executor, keys, limits, events, metrics, retention.
 
-It knows nothing of HTTP beyond :class:`ApiError`; :mod:`viddiff.serve.app` maps routes onto it.
+It knows nothing of HTTP beyond :class:`ApiError`; :mod:`viddiff.serve.routes` map routes onto it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import json
 import logging
 import math
+import os
 import shutil
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Union
 
 from viddiff.api import ComparisonResult, DifferenceResult, ResultEvent, build_sample
 from viddiff.config import Config
 from viddiff.errors import ViddiffError
+from viddiff.serve import job_log
 from viddiff.serve.errors import ApiError, without_paths
 from viddiff.serve.executor import Emitted, Ended, Executor, JobSpec, JobUpdate, Started
 from viddiff.serve.jobs import JobRow, JobStore, QueueFull, VideoGone, VideoRow, new_id
-from viddiff.serve.keys import key_hash
+from viddiff.serve.keys import SCOPES, key_hash
 from viddiff.serve.limits import RateLimiter, check_video
-from viddiff.serve.models import FINISHED, Comparison, Links, Progress, Video
-from viddiff.serve.store_thread import AsyncJobStore, StoreBusy
+from viddiff.serve.metrics import ServiceMetrics
+from viddiff.serve.models import Comparison, Links, Video
 from viddiff.serve.readiness import Readiness
+from viddiff.serve.states import FINISHED, Progress
+from viddiff.serve.store_thread import AsyncJobStore, StoreBusy
 from viddiff.serve.uploads import Form, UploadedFile, move_into
 
 log = logging.getLogger(__name__)
 DEV_OWNER = "dev"
+METRICS_TOKEN_NAME = "metrics-token"
+"""How the access log names a request that read ``/metrics`` with ``serve.metrics_token_env``'s token."""
 TERMINAL_EVENTS = ("result", "failed", "cancelled")
-
-
-@dataclass
-class Metrics:
-    """Counters since start; gauges (queue, jobs by state) are read when scraped."""
-
-    job_seconds: dict[str, list[float]] = field(default_factory=dict)
-    """Per final status: [count, sum of seconds from start to end]."""
-    model_call_errors: int = 0
-    invalid_verdicts: int = 0
-
-    def observe(self, status: str, seconds: float) -> None:
-        count, total = self.job_seconds.get(status, [0, 0.0])
-        self.job_seconds[status] = [count + 1, total + seconds]
-
-    def mean_job_seconds(self) -> Optional[float]:
-        count, total = self.job_seconds.get("done", [0, 0.0])
-        return total / count if count else None
 
 
 class Broker:
@@ -76,10 +64,11 @@ class Service:
         self.limits = config.serve
         self.executor = executor
         self.dev = dev
+        self.metrics_token = _metrics_token(self.limits.metrics_token_env)  # before anything is opened
         self.store = AsyncJobStore(JobStore(self.data_dir / "serve.sqlite", self.limits.store_busy_timeout_s))
         self.rate = RateLimiter(self.limits.requests_per_minute)
         self.broker = Broker()
-        self.metrics = Metrics()
+        self.metrics = ServiceMetrics(self.store.store, executor)  # read on a store thread (routes.operations)
         self.readiness = Readiness()
         self._retention_task: Optional[asyncio.Task] = None
 
@@ -108,15 +97,20 @@ class Service:
 
     # ---- keys and rate
 
-    async def authenticate(self, authorization: Optional[str], client_host: Optional[str]) -> str:
-        """The key's owner for ``Authorization: Bearer KEY``; in ``--dev`` mode a keyless local request is ``dev``."""
+    async def authenticate(self, authorization: Optional[str], client_host: Optional[str], scope: str = "app") -> str:
+        """The name of the key in ``Authorization: Bearer KEY``, which must hold ``scope``; in ``--dev`` mode a
+        keyless local request is ``dev``."""
         if authorization:
             scheme, _, key = authorization.partition(" ")
             if scheme.lower() != "bearer" or not key.strip():
                 raise ApiError(401, "send the key as 'Authorization: Bearer KEY'", {"WWW-Authenticate": "Bearer"})
-            owner = await self.store.owner_of(key_hash(key.strip()))
-            if owner is None:
+            row = await self.store.active_key(key_hash(key.strip()))
+            if row is None:
                 raise ApiError(401, "unknown or revoked API key", {"WWW-Authenticate": "Bearer"})
+            if scope not in row.scopes:
+                raise ApiError(403, f"key {row.name!r} may not {SCOPES[scope]}; make a key for that with: "
+                               f"viddiff serve keys create NAME --scope {scope}")
+            owner = row.name
         elif self.dev and client_host in ("127.0.0.1", "::1"):
             owner = DEV_OWNER
         else:
@@ -126,6 +120,14 @@ class Service:
             )
         self.rate.take(owner)
         return owner
+
+    async def authenticate_operator(self, authorization: Optional[str], client_host: Optional[str]) -> str:
+        """Who may read ``/metrics``: the token ``serve.metrics_token_env`` names, or a key with the ``metrics`` scope."""
+        if self.metrics_token and authorization:
+            scheme, _, token = authorization.partition(" ")
+            if scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), self.metrics_token.encode()):
+                return METRICS_TOKEN_NAME
+        return await self.authenticate(authorization, client_host, scope="metrics")
 
     # ---- videos
 
@@ -247,6 +249,8 @@ class Service:
             self.executor.submit(spec)
         job = await self.store.job(stored_id)
         assert job is not None
+        if created:
+            job_log.queued(job)
         return job, created
 
     async def _video_source(self, owner: str, form: Form, side: str) -> Union[UploadedFile, VideoRow]:
@@ -308,17 +312,21 @@ class Service:
     async def _record(self, update: JobUpdate) -> None:
         if isinstance(update, Started):
             await self.store.mark_started(update.job_id)
+            self.metrics.job_started(update.job_id)
+            job_log.started(await self.store.job(update.job_id))
         elif isinstance(update, Emitted) and update.event.type == "result":
             # stored done with its result before any client can read the event (the store calls run off the
             # event loop, so a stream could otherwise end, and its client ask, before the job's end is stored)
             if await self.store.add_result(update.job_id, update.event.model_dump_json(),
                                            update.event.result.model_dump_json()):
-                await self._observe(update.job_id, "done")
+                await self._observe(update.job_id)
         elif isinstance(update, Emitted):
             event = update.event
             progress = _advanced(await self.store.progress(update.job_id), event.type, event)
-            if event.type == "verdict" and event.difference.prediction is None:
-                self.metrics.invalid_verdicts += 1
+            if event.type == "verdict":
+                self.metrics.verdict(update.job_id)
+                if event.difference.prediction is None:
+                    self.metrics.invalid_verdicts.inc()
             await self.store.add_event(update.job_id, event.type, event.model_dump_json(), progress)
         elif isinstance(update, Ended):
             await self._end(update)
@@ -336,14 +344,15 @@ class Service:
             payload = {"type": update.status, "error": error}
             await self.store.add_event(update.job_id, update.status, json.dumps(payload))
         if update.error_type == "EndpointError":
-            self.metrics.model_call_errors += 1
+            self.metrics.model_call_errors.inc()
         if await self.store.finish(update.job_id, update.status, error=error, result=result):
-            await self._observe(update.job_id, update.status)
+            await self._observe(update.job_id)
 
-    async def _observe(self, job_id: str, status: str) -> None:
+    async def _observe(self, job_id: str) -> None:
         row = await self.store.job(job_id)
-        if row is not None and row.started_at is not None and row.finished_at is not None:
-            self.metrics.observe(status, row.finished_at - row.started_at)
+        if row is not None:
+            self.metrics.job_ended(row)
+            job_log.ended(row)
 
     # ---- retention
 
@@ -374,37 +383,6 @@ class Service:
                 await self._remove_video(video)
                 gone += 1
         return gone
-
-    # ---- metrics
-
-    async def prometheus(self) -> str:
-        """``/metrics`` in the Prometheus text format."""
-        lines = [
-            "# HELP viddiff_queue_length Comparisons waiting for a worker.",
-            "# TYPE viddiff_queue_length gauge",
-            f"viddiff_queue_length {self.executor.queued()}",
-            "# HELP viddiff_jobs Comparisons in the store by state.",
-            "# TYPE viddiff_jobs gauge",
-        ]
-        counts = await self.store.counts_by_status()
-        for status in ("queued", "running", "done", "failed", "cancelled"):
-            lines.append(f'viddiff_jobs{{state="{status}"}} {counts.get(status, 0)}')
-        lines += [
-            "# HELP viddiff_job_seconds Seconds from a worker taking a comparison to its end, since the server started.",
-            "# TYPE viddiff_job_seconds summary",
-        ]
-        for status, (count, total) in sorted(self.metrics.job_seconds.items()):
-            lines.append(f'viddiff_job_seconds_count{{state="{status}"}} {count}')
-            lines.append(f'viddiff_job_seconds_sum{{state="{status}"}} {total:.6f}')
-        lines += [
-            "# HELP viddiff_model_call_errors_total Comparisons stopped by a model endpoint's error.",
-            "# TYPE viddiff_model_call_errors_total counter",
-            f"viddiff_model_call_errors_total {self.metrics.model_call_errors}",
-            "# HELP viddiff_invalid_verdicts_total Verdicts the model never answered validly.",
-            "# TYPE viddiff_invalid_verdicts_total counter",
-            f"viddiff_invalid_verdicts_total {self.metrics.invalid_verdicts}",
-        ]
-        return "\n".join(lines) + "\n"
 
 
 def links(job_id: str) -> Links:
@@ -443,3 +421,12 @@ def _bool_field(form: Form, name: str) -> bool:
     if text in ("0", "false", "no", "off", ""):
         return False
     raise ApiError(422, f"{name} must be true or false, got {text!r}")
+
+
+def _metrics_token(variable: Optional[str]) -> Optional[str]:
+    if variable is None:
+        return None
+    token = os.environ.get(variable, "").strip()
+    if not token:
+        raise ViddiffError(f"serve.metrics_token_env names {variable}, which is not set (or empty) in the server's environment")
+    return token

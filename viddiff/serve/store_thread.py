@@ -68,7 +68,7 @@ class AsyncJobStore:
 
     add_key = _off_loop(JobStore.add_key)
     keys = _off_loop(JobStore.keys)
-    owner_of = _off_loop(JobStore.owner_of)
+    active_key = _off_loop(JobStore.active_key)
     add_video = _off_loop(JobStore.add_video)
     video = _off_loop(JobStore.video)
     videos_of_job = _off_loop(JobStore.videos_of_job)
@@ -81,7 +81,8 @@ class AsyncJobStore:
     jobs = _off_loop(JobStore.jobs)
     jobs_in = _off_loop(JobStore.jobs_in)
     count = _off_loop(JobStore.count)
-    counts_by_status = _off_loop(JobStore.counts_by_status)
+    counts_by_owner_and_status = _off_loop(JobStore.counts_by_owner_and_status)
+    verdict_counts = _off_loop(JobStore.verdict_counts)
     mark_started = _off_loop(JobStore.mark_started)
     requeue_unfinished = _off_loop(JobStore.requeue_unfinished)
     add_event = _off_loop(JobStore.add_event)

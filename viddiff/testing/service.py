@@ -26,12 +26,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def create_key(data_dir: Path, name: str) -> str:
-    """What ``viddiff serve keys create NAME`` does: a new key, stored hashed in ``data_dir``; returns it."""
+def create_key(data_dir: Path, name: str, scopes: tuple[str, ...] = ("app",)) -> str:
+    """What ``viddiff serve keys create NAME [--scope ...]`` does: a new key, stored hashed in ``data_dir``;
+    returns it."""
     store = JobStore(Path(data_dir) / STORE_FILE)
     try:
         key = new_key()
-        if not store.add_key(name, key_hash(key)):
+        if not store.add_key(name, key_hash(key), scopes):
             raise ValueError(f"a key named {name!r} exists")
         return key
     finally:
