@@ -112,6 +112,8 @@ class BoundedH11Protocol(H11Protocol):
         self._header_timer: Optional[asyncio.TimerHandle] = None
         self._body_timer: Optional[asyncio.TimerHandle] = None
         self._body_bytes = 0
+        self._app_behind = False
+        """The app held unread body during the last window: the next window is the client's first full one."""
         self._edge: Optional[_LingeringTransport] = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -141,6 +143,7 @@ class BoundedH11Protocol(H11Protocol):
             self._header_timer = None
         if self.conn.their_state is h11.SEND_BODY and self._body_timer is None:
             self._body_bytes = 0
+            self._app_behind = self._app_has_unread_body()
             self._body_timer = self.loop.call_later(self.limits.body_idle_timeout_s, self._check_body_progress)
 
     def _header_too_long(self, data: bytes) -> bool:
@@ -171,11 +174,12 @@ class BoundedH11Protocol(H11Protocol):
         self._body_timer = None
         if self.conn.their_state is not h11.SEND_BODY or self.transport.is_closing():
             return
-        cycle = self.cycle
-        # the app has not yet taken what came (still authenticating, say) or asked for more: not the client's stall
-        waiting_for_us = self.flow.read_paused or (
-            cycle is not None and (cycle.waiting_for_100_continue or bool(cycle.body))
+        # the app has not yet taken what came (still authenticating, say), or took it only during this window,
+        # or waits to send 100 Continue: not the client's stall
+        waiting_for_us = self._app_has_unread_body() or self._app_behind or self.flow.read_paused or (
+            self.cycle is not None and self.cycle.waiting_for_100_continue
         )
+        self._app_behind = self._app_has_unread_body()
         stalled = self._body_bytes < MIN_BODY_BYTES and not waiting_for_us
         if stalled:
             log.info("closed %s: its request body brought %d bytes in serve.body_idle_timeout_s = %g s",
@@ -187,6 +191,9 @@ class BoundedH11Protocol(H11Protocol):
             return
         self._body_bytes = 0
         self._body_timer = self.loop.call_later(self.limits.body_idle_timeout_s, self._check_body_progress)
+
+    def _app_has_unread_body(self) -> bool:
+        return self.cycle is not None and bool(self.cycle.body)
 
     def _refuse(self, status: int, detail: str) -> None:
         log.info("refused %s with %d: %s", _peer(self.client), status, detail)
