@@ -50,7 +50,8 @@ class _Lines(logging.Handler):
         self.records.append(record)
 
     def text(self) -> list[str]:
-        return [self.format(r) for r in self.records]
+        """The lines besides the access lines (one per request, whatever happened to it)."""
+        return [self.format(r) for r in self.records if r.name != "viddiff.serve.access"]
 
 
 @contextlib.contextmanager
