@@ -562,6 +562,11 @@ def _add_serve(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
         cmd = _command(keys_sub, name, flags, help=help_, description=description, examples=(example,))
         if name != "list":
             cmd.add_argument("name", metavar="NAME", help="the key's name, e.g. the app using it")
+        if name == "create":
+            cmd.add_argument(
+                "--callback-url", default=None,
+                help="where this key's comparisons send their webhook when they end, unless one names its own",
+            )
         cmd.add_argument(
             "--data-dir", default=argparse.SUPPRESS, help="the server's --data-dir (default: ./viddiff-serve)"
         )

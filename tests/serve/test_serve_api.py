@@ -157,8 +157,9 @@ def test_a_key_sees_only_its_own_jobs_and_videos(served, clips):
 
 def test_keys_are_printed_once_stored_hashed_and_revocable(served, capsys):
     assert viddiff_main(["serve", "keys", "create", "cli-made", "--data-dir", str(served.data_dir)]) == 0
-    key = capsys.readouterr().out.strip()
+    key, secret = capsys.readouterr().out.split("\n")[:2]
     assert re.fullmatch(r"vdk_[A-Za-z0-9_-]{40,}", key)
+    assert re.fullmatch(r"whsec_[A-Za-z0-9_-]{40,}", secret)  # signs its webhooks (test_webhooks.py)
     with served.client(key) as client:
         assert client.get("/v1/comparisons").status_code == 200
         assert viddiff_main(["serve", "keys", "list", "--data-dir", str(served.data_dir)]) == 0

@@ -13,7 +13,8 @@ from viddiff.config import Config, config_from_args
 from viddiff.errors import ViddiffError
 from viddiff.serve.executor import LocalExecutor
 from viddiff.serve.jobs import JobStore
-from viddiff.serve.keys import checked_name, key_hash, new_key
+from viddiff.serve.keys import checked_name, key_hash, new_key, new_webhook_secret
+from viddiff.serve.webhooks import RefusedTarget, check_syntax
 
 log = logging.getLogger(__name__)
 STORE_FILE = "serve.sqlite"
@@ -113,11 +114,19 @@ def cli_keys(args: argparse.Namespace) -> int:
     try:
         if args.keys_command == "create":
             name = checked_name(args.name)
-            key = new_key()
-            if not store.add_key(name, key_hash(key)):
+            callback_url = getattr(args, "callback_url", None)
+            if callback_url:  # its address is checked by the server, against its serve.webhook_allow
+                try:
+                    check_syntax(callback_url)
+                except RefusedTarget as exc:
+                    raise ViddiffError(f"--callback-url: {exc}") from None
+            key, secret = new_key(), new_webhook_secret()
+            if not store.add_key(name, key_hash(key), secret, callback_url):
                 raise ViddiffError(f"a key named {name!r} exists already; choose another name (names are never reused)")
             print(key)
-            print(f"key {name!r} created; it is shown only this once: store it now", file=sys.stderr)
+            print(secret)
+            print(f"key {name!r} created (first line) with its webhook signing secret (second line); both are shown "
+                  "only this once: store them now", file=sys.stderr)
         elif args.keys_command == "list":
             for row in store.keys():
                 state = "revoked" if row.revoked_at is not None else "active"

@@ -33,6 +33,27 @@ class Progress(BaseModel):
     """Times a worker started it (more than 1 after a restart re-ran it)."""
 
 
+class WebhookAttempt(BaseModel):
+    """One try at delivering a webhook."""
+
+    at: float
+    status_code: Optional[int] = None
+    """The receiver's HTTP status (``None``: no answer, ``error`` says why)."""
+    error: Optional[str] = None
+
+
+class Webhook(BaseModel):
+    """The webhook of a comparison: where it goes, and each try so far (docs/serve.md, "Webhooks")."""
+
+    url: str
+    state: Literal["pending", "delivered", "failed", "refused"] = "pending"
+    """``pending``: not sent yet, or a retry is due; ``delivered``: answered 2xx; ``failed``: every try failed;
+    ``refused``: the address is not one the server may call (``serve.webhook_allow``)."""
+    attempts: list[WebhookAttempt] = Field(default_factory=list)
+    error: Optional[str] = None
+    """Why it was refused or given up."""
+
+
 class ComparisonCreated(BaseModel):
     """The answer to ``POST /v1/comparisons`` (202)."""
 
@@ -60,6 +81,8 @@ class Comparison(BaseModel):
     """Why it failed, worded as ``viddiff compare`` words it after ``viddiff: error:``."""
     report: bool = False
     """Whether an HTML report was asked for (``GET .../report`` once done)."""
+    webhook: Optional[Webhook] = None
+    """Its webhook, when a ``callback_url`` was given (with the comparison or the key)."""
     links: Links
 
 

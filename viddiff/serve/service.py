@@ -24,8 +24,9 @@ from viddiff.serve.executor import Emitted, Ended, Executor, JobSpec, JobUpdate,
 from viddiff.serve.jobs import JobRow, JobStore, VideoRow, new_id
 from viddiff.serve.keys import key_hash
 from viddiff.serve.limits import RateLimiter, check_video
-from viddiff.serve.models import FINISHED, Comparison, Links, Progress, Video
+from viddiff.serve.models import FINISHED, Comparison, Links, Progress, Video, Webhook
 from viddiff.serve.uploads import Form, UploadedFile, move_into
+from viddiff.serve.webhooks import RefusedTarget, WebhookSender, check_url
 
 log = logging.getLogger(__name__)
 DEV_OWNER = "dev"
@@ -78,6 +79,7 @@ class Service:
         self.rate = RateLimiter(self.limits.requests_per_minute)
         self.broker = Broker()
         self.metrics = Metrics()
+        self.webhooks = WebhookSender(self.store, self.limits)
         self._retention_task: Optional[asyncio.Task] = None
 
     @property
@@ -91,6 +93,11 @@ class Service:
         await self.executor.start(self.on_update)
         for row in self.store.requeue_unfinished():
             self.executor.submit(JobSpec.model_validate(row.spec))
+        await self.webhooks.start()
+        for job_id in self.store.jobs_with_pending_webhooks():  # the last stop came before they were sent
+            row = self.store.job(job_id)
+            if row is not None:
+                self._send_webhook(row)
         self._retention_task = asyncio.create_task(self._expire_forever(), name="viddiff-retention")
 
     async def stop(self) -> None:
@@ -99,6 +106,7 @@ class Service:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._retention_task
         await self.executor.shutdown()
+        await self.webhooks.stop()
         self.store.close()
 
     # ---- keys and rate
@@ -181,6 +189,7 @@ class Service:
                 "per comparison: split them over several comparisons",
             )
         pose, report = _bool_field(form, "pose"), _bool_field(form, "report")
+        callback_url = self._callback_url(owner, form.text("callback_url"))
         sources = {side: self._video_source(owner, form, side) for side in ("a", "b")}
         job_id = new_id("cmp")
         try:  # the Python API's own checks and words, before any video is kept (the paths are not opened)
@@ -189,18 +198,19 @@ class Service:
             raise ApiError(422, str(exc)) from None
         kept: list[VideoRow] = []
         try:
-            paths = {}
+            paths, names = {}, {}
             for side, source in sources.items():
                 if isinstance(source, VideoRow):
-                    paths[side] = source.path
+                    paths[side], names[side] = source.path, source.filename
                 else:
                     row = await self.add_video(owner, source, f"video_{side}", job_id=job_id)
                     kept.append(row)
-                    paths[side] = row.path
+                    paths[side], names[side] = row.path, row.filename
             spec = JobSpec(
                 job_id=job_id, video_a=paths["a"], video_b=paths["b"], action=action, differences=differences,
                 n_differences=n_differences, pose=pose,
                 report_path=str(self.data_dir / "reports" / f"{job_id}.html") if report else None,
+                video_names=(names["a"], names["b"]),
             )
             stored_id, created = self.store.add_job(
                 owner, job_id, spec.model_dump(), action=action, mode="closed" if differences else "open",
@@ -214,10 +224,35 @@ class Service:
             for row in kept:
                 self.delete_video(row)
         else:
+            if callback_url:
+                self.store.save_webhook(job_id, Webhook(url=callback_url))
             self.executor.submit(spec)
         job = self.store.job(stored_id)
         assert job is not None
         return job, created
+
+    def _callback_url(self, owner: str, given: Optional[str]) -> Optional[str]:
+        """Where this comparison's webhook goes: ``callback_url`` of the form, else the key's; checked now."""
+        key = self.store.key_webhook(owner)
+        url = (given or "").strip() or (key[1] if key else None)
+        if not url:
+            return None
+        if key is None:
+            raise ApiError(422, "callback_url: webhooks are signed with the key's webhook secret, and this key has "
+                           "none (keys made before webhooks, and --dev): make one with viddiff serve keys create")
+        try:
+            check_url(url, self.webhooks.allow)
+        except RefusedTarget as exc:
+            raise ApiError(422, f"callback_url: {exc}") from None
+        return url
+
+    def _send_webhook(self, row: JobRow) -> None:
+        """Start sending a finished job's pending webhook: the comparison as it ended, signed."""
+        webhook, key = self.store.webhook(row.id), self.store.key_webhook(row.owner)
+        if webhook is None or webhook.state != "pending" or key is None:
+            return
+        body = self.comparison(row).model_dump_json(exclude={"webhook"}).encode()
+        self.webhooks.deliver_later(row.id, webhook, key[0], row.status, body)
 
     def _video_source(self, owner: str, form: Form, side: str) -> Union[UploadedFile, VideoRow]:
         """The file sent for ``video_{side}``, or the uploaded video its ``video_{side}_id`` names."""
@@ -248,7 +283,7 @@ class Service:
         return Comparison(
             id=row.id, status=row.status, action=row.action, mode=row.mode, created_at=row.created_at,
             started_at=row.started_at, finished_at=row.finished_at, progress=row.progress, result=result,
-            partial=partial, error=row.error, report=row.report, links=links(row.id),
+            partial=partial, error=row.error, report=row.report, webhook=self.store.webhook(row.id), links=links(row.id),
         )
 
     async def delete_comparison(self, row: JobRow) -> None:
@@ -291,6 +326,8 @@ class Service:
             row = self.store.job(update.job_id)
             if row is not None and row.started_at is not None and row.finished_at is not None:
                 self.metrics.observe(update.status, row.finished_at - row.started_at)
+            if row is not None:
+                self._send_webhook(row)
 
     # ---- retention
 
