@@ -242,3 +242,17 @@ def test_after_an_error_only_the_red_message_stays(served, named_clips, tmp_path
         assert page.inner_text("#status") == "failed"
         watched.screenshot("7-failed", "#error", "#verdicts")
         assert watched.problems == []
+
+
+def test_the_report_names_the_uploaded_files_not_the_stored_ones(served, named_clips):
+    """The same over the API alone (the browser tests skip without Chromium)."""
+    with served.client(served.new_key("report-names")) as client:
+        created = client.post(
+            "/v1/comparisons", data={"action": "a square crossing the frame", "differences": STATEMENTS[:1], "report": "true"},
+            files={f"video_{side}": (path.name, path.read_bytes(), "video/mp4") for side, path in named_clips.items()},
+        )
+        job = wait_finished(client, created.json()["id"])
+        assert job["status"] == "done", job["error"]
+        html = client.get(f"/v1/comparisons/{job['id']}/report").text
+    assert ">monday.mp4<" in html and ">tuesday.mp4<" in html
+    assert "vid_" not in html and str(served.data_dir) not in html  # neither stored names nor server paths
