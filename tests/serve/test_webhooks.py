@@ -210,3 +210,22 @@ def test_loopback_targets_are_refused_unless_webhook_allow_names_them(served, cl
     assert viddiff_main(["serve", "keys", "create", "bad-url", "--data-dir", str(served.data_dir),
                          "--callback-url", "not a url"]) == 2
     assert "--callback-url: 'not a url' is not an http:// or https:// URL" in capsys.readouterr().err
+
+
+def test_a_webhook_pending_at_a_stop_is_sent_by_the_next_start(tmp_path, serve_model, clips, receiver, capsys):
+    allow = ["serve.webhook_allow=[127.0.0.0/8]", "serve.webhook_attempts=3"]
+    key, secret = create_key(tmp_path, "restarted", capsys, "--callback-url", receiver.url("/later"))
+    receiver.fail_first["/later"] = 1
+    first = ServerThread(tmp_path, serve_config(serve_model, tmp_path, [*LIMITS, *allow, "serve.webhook_backoff_s=600"]))
+    with first, Served(first, serve_model).client(key) as client:
+        job_id = post(client, clips)
+        wait_until(lambda: client.get(f"/v1/comparisons/{job_id}").json()["webhook"]["attempts"], 60, "the first try")
+    # stopped while waiting to retry: the try is recorded and the webhook still pending
+    second = ServerThread(tmp_path, serve_config(serve_model, tmp_path, [*LIMITS, *allow, "serve.webhook_backoff_s=0.1"]))
+    with second, Served(second, serve_model).client(key) as client:
+        job = webhook_settled(client, job_id)
+    assert job["webhook"]["state"] == "delivered"
+    assert [a["status_code"] for a in job["webhook"]["attempts"]] == [503, 204]
+    deliveries = receiver.to("/later")
+    assert len(deliveries) == 2 and deliveries[0].body == deliveries[1].body
+    assert verify(secret, deliveries[1].headers, deliveries[1].body)["id"] == job_id

@@ -196,8 +196,13 @@ class WebhookSender:
         }
         extensions = {"sni_hostname": target.server_name} if target.server_name else {}
         at = time.time()
-        try:  # the answer's body is never read: a receiver cannot make the server hold a large one
-            async with self._client.stream("POST", target.url, content=body, headers=headers, extensions=extensions) as response:
-                return WebhookAttempt(at=at, status_code=response.status_code)
+        try:  # the whole try is bounded, and the answer's body never read: a receiver cannot hold the server
+            async with asyncio.timeout(self._settings.webhook_timeout_s):
+                async with self._client.stream(
+                    "POST", target.url, content=body, headers=headers, extensions=extensions
+                ) as response:
+                    return WebhookAttempt(at=at, status_code=response.status_code)
+        except TimeoutError:
+            return WebhookAttempt(at=at, error=f"no answer in serve.webhook_timeout_s = {self._settings.webhook_timeout_s:g} s")
         except httpx.HTTPError as exc:
-            return WebhookAttempt(at=at, error=f"{type(exc).__name__}: {exc}".rstrip(": ") or "no answer")
+            return WebhookAttempt(at=at, error=f"{type(exc).__name__}: {exc}".rstrip(": "))
