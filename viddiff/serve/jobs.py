@@ -310,7 +310,6 @@ class JobStore:
         )
         return [_job(r) for r in rows]
 
-
     # ---- webhooks
 
     def save_webhook(self, job_id: str, webhook: Webhook) -> None:

@@ -90,10 +90,10 @@ class Service:
 
     async def start(self) -> None:
         shutil.rmtree(self.tmp_dir, ignore_errors=True)  # uploads cut off by a stop
+        await self.webhooks.start()
         await self.executor.start(self.on_update)
         for row in self.store.requeue_unfinished():
             self.executor.submit(JobSpec.model_validate(row.spec))
-        await self.webhooks.start()
         for job_id in self.store.jobs_with_pending_webhooks():  # the last stop came before they were sent
             row = self.store.job(job_id)
             if row is not None:
