@@ -579,6 +579,10 @@ def _add_serve(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentP
                 help="what the key may do: app (the API) or metrics (/metrics, for operators); repeat for both "
                 "(default: app)",
             )
+            cmd.add_argument(
+                "--callback-url", default=None,
+                help="where this key's comparisons send their webhook when they end, unless one names its own (default: none)",
+            )
         cmd.add_argument(
             "--data-dir", default=argparse.SUPPRESS, help="the server's --data-dir (default: ./viddiff-serve)"
         )

@@ -7,6 +7,7 @@ sweep silently running the default is the worst kind of wrong result.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from pathlib import Path
@@ -834,6 +835,25 @@ class ServeConfig(_Section):
     metrics_token_env: Optional[str] = None
     """Name of an environment variable holding a token that may read ``/metrics`` (as a key with the ``metrics``
     scope may); the token itself never goes into a config file."""
+    webhook_allow: list[str] = Field(default_factory=list)
+    """Addresses or networks (``10.0.0.0/8``, ``127.0.0.1``) a webhook may be sent to although they are loopback,
+    private or link-local; every other such address is refused, so a key cannot make the server call inside."""
+    webhook_attempts: int = Field(default=5, ge=1, le=20)
+    """Tries per webhook: the first, then retries while the receiver fails (no answer, or not 2xx)."""
+    webhook_backoff_s: float = Field(default=5.0, ge=0)
+    """Wait before the first retry; it doubles before each next one (5 s: retries 5, 10, 20, 40 s after)."""
+    webhook_timeout_s: float = Field(default=10.0, gt=0)
+    """How long one try waits to connect and for the answer."""
+
+    @field_validator("webhook_allow")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        for item in value:
+            try:
+                ipaddress.ip_network(item, strict=False)
+            except ValueError:
+                raise ValueError(f"{item!r} is not an IP address or network (e.g. 127.0.0.1 or 10.0.0.0/8)") from None
+        return value
 
 
 class Config(_Section):

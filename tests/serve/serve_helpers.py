@@ -20,6 +20,10 @@ from viddiff.testing.service import ServerThread, create_key
 
 BROKEN = "BROKEN"
 """A statement holding this word makes its differencer call fail (after the other verdicts came)."""
+HELD = "HELD"
+"""A statement holding this word has its differencer call answered only after :data:`HELD_S` (its job is caught
+running, the other verdicts decided)."""
+HELD_S = 20.0
 LIMITS = [
     "serve.workers=1",
     "serve.max_upload_bytes=1000000",
@@ -38,7 +42,7 @@ LIMITS = [
 
 class StandInModel:
     """The scripted model, except that the differencer call of a statement holding ``BROKEN`` fails with the
-    400 of an over-long prompt, a second after it arrives."""
+    400 of an over-long prompt, a second after it arrives, and one holding ``HELD`` is answered late."""
 
     def __init__(self) -> None:
         self.scripted = ScriptedModel()
@@ -47,6 +51,8 @@ class StandInModel:
         if req.images and BROKEN in req.text:
             time.sleep(1.0)
             raise HTTPFault(400, "This model's maximum context length is 128000 tokens; your messages resulted in 200000 tokens")
+        if req.images and HELD in req.text:
+            time.sleep(HELD_S)
         return self.scripted(req)
 
 

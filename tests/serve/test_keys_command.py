@@ -21,8 +21,8 @@ def test_keys_create_imports_nothing_heavy(tmp_path):
         [sys.executable, "-c", PROGRAM, str(tmp_path), *HEAVY], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
-    key, report = done.stdout.splitlines()
-    assert key.startswith("vdk_")
+    key, secret, report = done.stdout.splitlines()
+    assert key.startswith("vdk_") and secret.startswith("whsec_")
     assert json.loads(report) == {"code": 0, "loaded": []}
 
 

@@ -104,12 +104,15 @@ def build_page(
     notes: Sequence[str] = (),
     benchmark: bool = False,
     checks: Sequence[CheckView] = (),
+    video_names: Optional[Sequence[str]] = None,
 ) -> ReportPage:
     """The page of one comparison, or of one single-video task (``sample.task``: the prompt, the answer and the
-    ``checks`` it was scored on). ``videos`` is ``None`` when they could not be read again."""
+    ``checks`` it was scored on). ``videos`` is ``None`` when they could not be read again; ``video_names``
+    replace the files' names and paths on the page."""
     clocks = (ClipClock.of(videos[0]), ClipClock.of(videos[1])) if videos and len(videos) == 2 else None
     video_views = [
-        _video_view(label, ref, videos[i] if videos else None, ctx) for i, (label, ref) in enumerate(zip("AB", sample.videos))
+        _video_view(label, ref, videos[i] if videos else None, ctx, video_names[i] if video_names else None)
+        for i, (label, ref) in enumerate(zip("AB", sample.videos))
     ]
     playable = tuple(v.src is not None for v in video_views)
     stage_names = [s.name for s in result.proposal.stages] if result.proposal else []
@@ -174,10 +177,13 @@ def cost_view(usages: Iterable[StageUsage]) -> CostView:
 # ---------------------------------------------------------------------- videos
 
 
-def _video_view(label: str, ref: VideoRef, frames: Optional[VideoFrames], ctx: PageContext) -> VideoView:
+def _video_view(
+    label: str, ref: VideoRef, frames: Optional[VideoFrames], ctx: PageContext, shown_name: Optional[str] = None
+) -> VideoView:
     path = Path(ref.path)
     src, note = media.player_source(path, ctx.page_dir, ctx.embed_videos)
-    common = dict(label=label, path=str(path), name=path.name or str(path), src=src, embedded=bool(src) and ctx.embed_videos)
+    name = shown_name or path.name or str(path)
+    common = dict(label=label, path=shown_name or str(path), name=name, src=src, embedded=bool(src) and ctx.embed_videos)
     if frames is None:
         unread = "could not be read when this report was written"
         return VideoView(**common, note=f"{note}; {unread}" if note else unread)

@@ -50,9 +50,13 @@ def page_context(
     )
 
 
-def write_comparison_report(path: Path, run: ProcessedPair, cfg: Config, *, embed_videos: bool = False) -> Path:
-    """The HTML page of one comparison, at ``path`` (videos linked relative to it, or embedded)."""
+def write_comparison_report(
+    path: Path, run: ProcessedPair, cfg: Config, *, embed_videos: bool = False,
+    video_names: Optional[tuple[str, str]] = None,
+) -> Path:
+    """The HTML page of one comparison, at ``path`` (videos linked relative to it, or embedded).
+    ``video_names``: how to name videos A and B (a service names the user's uploads, not its stored files)."""
     path = Path(path)
     clip_used = localised_with_clip(cfg, [run.result])
     ctx = page_context(cfg, path.parent, clip_used=clip_used, embed_videos=embed_videos)
-    return write_page(path, build_page(run.sample, run.result, run.videos, ctx))
+    return write_page(path, build_page(run.sample, run.result, run.videos, ctx, video_names=video_names))

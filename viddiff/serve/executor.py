@@ -45,6 +45,8 @@ class JobSpec(BaseModel):
     """Measure each difference from body pose (``pose.evidence``)."""
     report_path: Optional[str] = None
     """Where to write the self-contained HTML report once the comparison succeeded; ``None``: no report."""
+    video_names: Optional[tuple[str, str]] = None
+    """The names the user's files had (A, B), for the report; ``None``: the stored files' own names."""
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,8 @@ async def comparison_events(vd: VidDiff, spec: JobSpec) -> AsyncIterator[Compare
                 stand_ins = await asyncio.to_thread(vd.stand_in_notes, event.result)
                 if spec.report_path:
                     videos = event.videos or await vd.load_videos(sample)
-                    await asyncio.to_thread(_write_report, Path(spec.report_path), PairRun(sample, videos, event.result), vd)
+                    run = PairRun(sample, videos, event.result)
+                    await asyncio.to_thread(_write_report, Path(spec.report_path), run, vd, spec.video_names)
             yield view.convert(event)
 
 
@@ -258,8 +261,8 @@ class LocalExecutor(WorkerPool):
         return Ended(spec.job_id, "done")
 
 
-def _write_report(path: Path, run: PairRun, vd: VidDiff) -> None:
+def _write_report(path: Path, run: PairRun, vd: VidDiff, video_names: Optional[tuple[str, str]]) -> None:
     from viddiff.report.pages import write_comparison_report
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_comparison_report(path, run, vd.config, embed_videos=True)
+    write_comparison_report(path, run, vd.config, embed_videos=True, video_names=video_names)

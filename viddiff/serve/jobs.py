@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional, Sequence
 
 from viddiff.errors import ViddiffError
-from viddiff.serve.states import FINISHED, JobStatus, Progress
+from viddiff.serve.states import FINISHED, JobStatus, Progress, Webhook
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS keys (
@@ -43,6 +43,8 @@ CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, created_at);
 CREATE TABLE IF NOT EXISTS events (
     job_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (job_id, seq)
 );
+CREATE TABLE IF NOT EXISTS key_webhooks (name TEXT PRIMARY KEY, secret TEXT NOT NULL, callback_url TEXT);
+CREATE TABLE IF NOT EXISTS webhooks (job_id TEXT PRIMARY KEY, delivery TEXT NOT NULL);
 """
 
 
@@ -197,16 +199,28 @@ class JobStore:
 
     # ---- keys
 
-    def add_key(self, name: str, key_hash: str, scopes: tuple[str, ...] = ("app",)) -> bool:
-        """``False`` when a key of that name exists (revoked or not: names are never reused)."""
+    def add_key(
+        self, name: str, key_hash: str, scopes: tuple[str, ...] = ("app",), webhook_secret: Optional[str] = None,
+        callback_url: Optional[str] = None,
+    ) -> bool:
+        """``False`` when a key of that name exists (revoked or not: names are never reused). ``webhook_secret``
+        signs the key's webhooks; ``callback_url`` is where they go when a comparison names none."""
         try:
-            self._exec(
-                "INSERT INTO keys (name, hash, created_at, scopes) VALUES (?, ?, ?, ?)",
-                (name, key_hash, time.time(), " ".join(scopes)),
-            )
+            with self._write() as conn:
+                conn.execute(
+                    "INSERT INTO keys (name, hash, created_at, scopes) VALUES (?, ?, ?, ?)",
+                    (name, key_hash, time.time(), " ".join(scopes)),
+                )
+                if webhook_secret is not None:
+                    conn.execute("INSERT INTO key_webhooks VALUES (?, ?, ?)", (name, webhook_secret, callback_url))
         except sqlite3.IntegrityError:
             return False
         return True
+
+    def key_webhook(self, name: str) -> Optional[tuple[str, Optional[str]]]:
+        """``(secret, callback_url)`` of a key; ``None`` for a key made before webhooks existed."""
+        rows = self._rows("SELECT secret, callback_url FROM key_webhooks WHERE name = ?", (name,))
+        return (rows[0][0], rows[0][1]) if rows else None
 
     def keys(self) -> list[KeyRow]:
         rows = self._rows("SELECT name, created_at, revoked_at, scopes FROM keys ORDER BY created_at")
@@ -401,6 +415,7 @@ class JobStore:
     def delete_job(self, job_id: str) -> None:
         with self._write() as conn:
             conn.execute("DELETE FROM events WHERE job_id = ?", (job_id,))
+            conn.execute("DELETE FROM webhooks WHERE job_id = ?", (job_id,))
             conn.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
 
     def finished_jobs_created_before(self, cutoff: float) -> list[JobRow]:
@@ -408,6 +423,27 @@ class JobStore:
             "SELECT * FROM jobs WHERE created_at < ? AND status IN ('done', 'failed', 'cancelled')", (cutoff,)
         )
         return [_job(r) for r in rows]
+
+    # ---- webhooks
+
+    def save_webhook(self, job_id: str, webhook: Webhook) -> None:
+        self._exec("INSERT OR REPLACE INTO webhooks VALUES (?, ?)", (job_id, webhook.model_dump_json()))
+
+    def update_webhook(self, job_id: str, webhook: Webhook) -> None:
+        """Record a try; nothing once the job was deleted."""
+        self._exec("UPDATE webhooks SET delivery = ? WHERE job_id = ?", (webhook.model_dump_json(), job_id))
+
+    def webhook(self, job_id: str) -> Optional[Webhook]:
+        rows = self._rows("SELECT delivery FROM webhooks WHERE job_id = ?", (job_id,))
+        return Webhook.model_validate_json(rows[0][0]) if rows else None
+
+    def jobs_with_pending_webhooks(self) -> list[str]:
+        """Finished jobs whose webhook is still to be sent (the server stopped before it was)."""
+        rows = self._rows(
+            "SELECT w.job_id, w.delivery FROM webhooks w JOIN jobs j ON j.id = w.job_id"
+            " WHERE j.status IN ('done', 'failed', 'cancelled') ORDER BY j.finished_at"
+        )
+        return [job_id for job_id, data in rows if Webhook.model_validate_json(data).state == "pending"]
 
 
 def damaged_message(path: Path, problem: str) -> str:

@@ -15,11 +15,17 @@ from viddiff.errors import ViddiffError
 KEY_PREFIX = "vdk_"
 SCOPES = {"app": "use the comparison API (/v1/...)", "metrics": "read /metrics (for operators, not apps)"}
 """What a key may do; a key made without ``--scope`` is an app key."""
+WEBHOOK_SECRET_PREFIX = "whsec_"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 def new_key() -> str:
     return KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+def new_webhook_secret() -> str:
+    """The secret that signs a key's webhooks: kept as it is (the server signs with it), shown once."""
+    return WEBHOOK_SECRET_PREFIX + secrets.token_urlsafe(32)
 
 
 def key_hash(key: str) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from viddiff.errors import ViddiffError
 from viddiff.serve.jobs import JobStore
-from viddiff.serve.keys import checked_name, checked_scopes, key_hash, new_key
+from viddiff.serve.keys import checked_name, checked_scopes, key_hash, new_key, new_webhook_secret
 
 STORE_FILE = "serve.sqlite"
 
@@ -19,11 +19,14 @@ def cli_keys(args: argparse.Namespace) -> int:
     try:
         if args.keys_command == "create":
             name, scopes = checked_name(args.name), checked_scopes(args.scope)
-            key = new_key()
-            if not store.add_key(name, key_hash(key), scopes):
+            callback_url = _checked_callback_url(getattr(args, "callback_url", None))
+            key, secret = new_key(), new_webhook_secret()
+            if not store.add_key(name, key_hash(key), scopes, secret, callback_url):
                 raise ViddiffError(f"a key named {name!r} exists already; choose another name (names are never reused)")
             print(key)
-            print(f"key {name!r} ({', '.join(scopes)}) created; it is shown only this once: store it now", file=sys.stderr)
+            print(secret)
+            print(f"key {name!r} ({', '.join(scopes)}) created (first line) with its webhook signing secret (second "
+                  "line); both are shown only this once: store them now", file=sys.stderr)
         elif args.keys_command == "list":
             for row in store.keys():
                 state = "revoked" if row.revoked_at is not None else "active"
@@ -35,3 +38,16 @@ def cli_keys(args: argparse.Namespace) -> int:
     finally:
         store.close()
     return 0
+
+
+def _checked_callback_url(url: str | None) -> str | None:
+    """``--callback-url``'s syntax; its address is checked by the server, against its ``serve.webhook_allow``."""
+    if not url:
+        return None
+    from viddiff.serve.webhooks import RefusedTarget, check_syntax  # the HTTP client only when a URL is given
+
+    try:
+        check_syntax(url)
+    except RefusedTarget as exc:
+        raise ViddiffError(f"--callback-url: {exc}") from None
+    return url

@@ -11,7 +11,7 @@ from typing import Annotated, Literal, Optional, Union
 from pydantic import BaseModel, Field
 
 from viddiff.api import ComparisonResult, DifferenceResult, ProposalEvent, ResultEvent, SegmentationEvent, VerdictEvent
-from viddiff.serve.states import JobStatus, Progress
+from viddiff.serve.states import JobStatus, Progress, Webhook
 
 
 class Links(BaseModel):
@@ -47,6 +47,8 @@ class Comparison(BaseModel):
     """Why it failed, worded as ``viddiff compare`` words it after ``viddiff: error:``."""
     report: bool = False
     """Whether an HTML report was asked for (``GET .../report`` once done)."""
+    webhook: Optional[Webhook] = None
+    """Its webhook, when a ``callback_url`` was given (with the comparison or the key)."""
     links: Links
 
 

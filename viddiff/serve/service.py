@@ -29,9 +29,10 @@ from viddiff.serve.limits import RateLimiter, check_video
 from viddiff.serve.metrics import ServiceMetrics
 from viddiff.serve.models import Comparison, Links, Video
 from viddiff.serve.readiness import Readiness
-from viddiff.serve.states import FINISHED, Progress
+from viddiff.serve.states import FINISHED, Progress, Webhook
 from viddiff.serve.store_thread import AsyncJobStore, StoreBusy
 from viddiff.serve.uploads import Form, UploadedFile, move_into
+from viddiff.serve.webhooks import RefusedTarget, WebhookSender, check_url
 
 log = logging.getLogger(__name__)
 DEV_OWNER = "dev"
@@ -70,6 +71,7 @@ class Service:
         self.broker = Broker()
         self.metrics = ServiceMetrics(self.store.store, executor)  # read on a store thread (routes.operations)
         self.readiness = Readiness()
+        self.webhooks = WebhookSender(self.store, self.limits)
         self._retention_task: Optional[asyncio.Task] = None
 
     @property
@@ -81,8 +83,13 @@ class Service:
     async def start(self) -> None:
         """Requeue what a stop left, then load the executor in the background (``readiness`` follows it)."""
         shutil.rmtree(self.tmp_dir, ignore_errors=True)  # uploads cut off by a stop
+        await self.webhooks.start()
         for row in await self.store.requeue_unfinished():
             self.executor.submit(JobSpec.model_validate(row.spec))
+        for job_id in await self.store.jobs_with_pending_webhooks():  # the last stop came before they were sent
+            row = await self.store.job(job_id)
+            if row is not None:
+                await self._send_webhook(row)
         self.readiness.load(self.executor.start(self.on_update))
         self._retention_task = asyncio.create_task(self._expire_forever(), name="viddiff-retention")
 
@@ -93,6 +100,7 @@ class Service:
                 await self._retention_task
         await self.readiness.cancel()
         await self.executor.shutdown()
+        await self.webhooks.stop()
         await asyncio.to_thread(self.store.close)
 
     # ---- keys and rate
@@ -208,6 +216,7 @@ class Service:
                 "per comparison: split them over several comparisons",
             )
         pose, report = _bool_field(form, "pose"), _bool_field(form, "report")
+        callback_url = await self._callback_url(owner, form.text("callback_url"))
         sources = {side: await self._video_source(owner, form, side) for side in ("a", "b")}
         job_id = new_id("cmp")
         try:  # the Python API's own checks and words, before any video is kept (the paths are not opened)
@@ -216,17 +225,18 @@ class Service:
             raise ApiError(422, str(exc)) from None
         kept: list[VideoRow] = []
         try:
-            paths = {}
+            paths, names = {}, {}
             for side, source in sources.items():
                 if isinstance(source, VideoRow):
-                    paths[side] = source.path
+                    paths[side], names[side] = source.path, source.filename
                 else:
                     kept.append(await self._keep_video(owner, source, f"video_{side}", job_id=job_id))
-                    paths[side] = kept[-1].path
+                    paths[side], names[side] = kept[-1].path, kept[-1].filename
             spec = JobSpec(
                 job_id=job_id, video_a=paths["a"], video_b=paths["b"], action=action, differences=differences,
                 n_differences=n_differences, pose=pose,
                 report_path=str(self.data_dir / "reports" / f"{job_id}.html") if report else None,
+                video_names=(names["a"], names["b"]),
             )
             stored_id, created = await self.store.add_job(
                 owner, job_id, spec.model_dump(), action=action, mode="closed" if differences else "open",
@@ -246,12 +256,37 @@ class Service:
             for row in kept:
                 Path(row.path).unlink(missing_ok=True)
         else:
+            if callback_url:
+                await self.store.save_webhook(job_id, Webhook(url=callback_url))
             self.executor.submit(spec)
         job = await self.store.job(stored_id)
         assert job is not None
         if created:
             job_log.queued(job)
         return job, created
+
+    async def _callback_url(self, owner: str, given: Optional[str]) -> Optional[str]:
+        """Where this comparison's webhook goes: ``callback_url`` of the form, else the key's; checked now."""
+        key = await self.store.key_webhook(owner)
+        url = (given or "").strip() or (key[1] if key else None)
+        if not url:
+            return None
+        if key is None:
+            raise ApiError(422, "callback_url: webhooks are signed with the key's webhook secret, and this key has "
+                           "none (keys made before webhooks, and --dev): make one with viddiff serve keys create")
+        try:
+            check_url(url, self.webhooks.allow)
+        except RefusedTarget as exc:
+            raise ApiError(422, f"callback_url: {exc}") from None
+        return url
+
+    async def _send_webhook(self, row: JobRow) -> None:
+        """Start sending a finished job's pending webhook: the comparison as it ended, signed."""
+        webhook, key = await self.store.webhook(row.id), await self.store.key_webhook(row.owner)
+        if webhook is None or webhook.state != "pending" or key is None:
+            return
+        body = (await self.comparison(row)).model_dump_json(exclude={"webhook"}).encode()
+        self.webhooks.deliver_later(row.id, webhook, key[0], row.status, body)
 
     async def _video_source(self, owner: str, form: Form, side: str) -> Union[UploadedFile, VideoRow]:
         """The file sent for ``video_{side}``, or the uploaded video its ``video_{side}_id`` names."""
@@ -282,7 +317,8 @@ class Service:
         return Comparison(
             id=row.id, status=row.status, action=row.action, mode=row.mode, created_at=row.created_at,
             started_at=row.started_at, finished_at=row.finished_at, progress=row.progress, result=result,
-            partial=partial, error=row.error, report=row.report, links=links(row.id),
+            partial=partial, error=row.error, report=row.report, webhook=await self.store.webhook(row.id),
+            links=links(row.id),
         )
 
     async def delete_comparison(self, row: JobRow) -> None:
@@ -349,10 +385,12 @@ class Service:
             await self._observe(update.job_id)
 
     async def _observe(self, job_id: str) -> None:
+        """A job just ended: its metrics, its log line, its webhook."""
         row = await self.store.job(job_id)
         if row is not None:
             self.metrics.job_ended(row)
             job_log.ended(row)
+            await self._send_webhook(row)
 
     # ---- retention
 

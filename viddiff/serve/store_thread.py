@@ -93,6 +93,11 @@ class AsyncJobStore:
     progress = _off_loop(JobStore.progress)
     delete_job = _off_loop(JobStore.delete_job)
     finished_jobs_created_before = _off_loop(JobStore.finished_jobs_created_before)
+    key_webhook = _off_loop(JobStore.key_webhook)
+    save_webhook = _off_loop(JobStore.save_webhook)
+    update_webhook = _off_loop(JobStore.update_webhook)
+    webhook = _off_loop(JobStore.webhook)
+    jobs_with_pending_webhooks = _off_loop(JobStore.jobs_with_pending_webhooks)
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:

@@ -16,7 +16,7 @@ from typing import Optional
 from viddiff.config import Config
 from viddiff.serve.command import GRACEFUL_SHUTDOWN_S, STORE_FILE, build_app, service_config
 from viddiff.serve.jobs import JobStore
-from viddiff.serve.keys import key_hash, new_key
+from viddiff.serve.keys import key_hash, new_key, new_webhook_secret
 from viddiff.serve.ownership import DataDirOwner
 
 
@@ -27,12 +27,12 @@ def free_port() -> int:
 
 
 def create_key(data_dir: Path, name: str, scopes: tuple[str, ...] = ("app",)) -> str:
-    """What ``viddiff serve keys create NAME [--scope ...]`` does: a new key, stored hashed in ``data_dir``;
-    returns it."""
+    """What ``viddiff serve keys create NAME [--scope ...]`` does: a new key, stored hashed in ``data_dir`` with a
+    webhook secret; returns the key."""
     store = JobStore(Path(data_dir) / STORE_FILE)
     try:
         key = new_key()
-        if not store.add_key(name, key_hash(key), scopes):
+        if not store.add_key(name, key_hash(key), scopes, new_webhook_secret()):
             raise ValueError(f"a key named {name!r} exists")
         return key
     finally:

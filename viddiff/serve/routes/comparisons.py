@@ -39,6 +39,8 @@ COMPARISON_FORM = form_schema(
                           "description": "open mode: how many differences to propose"},
         "pose": {"type": "boolean", "description": "also measure each difference from body pose"},
         "report": {"type": "boolean", "description": "write the HTML report (GET .../report)"},
+        "callback_url": {"type": "string", "format": "uri", "description": "POSTed the signed comparison when it "
+                         "ends (default: the key's callback URL); see 'Webhooks' in docs/serve.md"},
     },
     ["action"],
 )

@@ -1,10 +1,15 @@
-// The viddiff web page: upload two clips, follow the comparison's events, open the report.
-// Plain JavaScript, no build step. Events are read with fetch (EventSource cannot send the API key).
+// The viddiff web page: upload two clips, follow the comparison's events, show each verdict with its evidence,
+// open the report. Plain JavaScript, no build step, nothing inline (the page runs under a strict CSP).
+// Events are read with fetch (EventSource cannot send the API key). The open comparison's id is the URL's
+// hash, so a reload finds it again; the key's recent comparisons are listed below.
 "use strict";
 
 const dev = document.body.dataset.dev === "true";
 const $ = (id) => document.getElementById(id);
 const verdictNames = { a: "A", b: "B", c: "similar", null: "no valid answer" };
+const FINISHED = new Set(["done", "failed", "cancelled"]);
+let current = null; // the comparison shown: { id, links, report }
+let following = null; // the AbortController of the event stream being read
 
 function authHeaders() {
   const key = $("api-key").value.trim();
@@ -12,11 +17,35 @@ function authHeaders() {
   return key ? { Authorization: "Bearer " + key } : {};
 }
 
-function setStatus(text) { $("status").textContent = text; }
+async function problem(response) {
+  try { return (await response.json()).detail; } catch (err) { return "HTTP " + response.status; }
+}
+
+function setStatus(text) {
+  $("status").textContent = text;
+  $("status").parentElement.hidden = !text;
+}
 
 function showError(text) {
+  // Nothing stale above the message: no finished upload bar, no empty table.
+  $("upload-row").hidden = true;
+  if (!$("verdicts").tBodies[0].rows.length) $("verdicts").hidden = true;
   $("error").hidden = false;
   $("error").textContent = text;
+}
+
+function resetView(title) {
+  $("progress").hidden = false;
+  $("job-title").textContent = title;
+  $("upload-row").hidden = true;
+  $("error").hidden = true;
+  $("notes").hidden = true;
+  $("notes").querySelector("ul").replaceChildren();
+  $("verdicts").tBodies[0].replaceChildren();
+  $("verdicts").hidden = true;
+  $("report-link").hidden = true;
+  $("cancel").hidden = true;
+  setStatus("");
 }
 
 function setupDrop(side) {
@@ -55,19 +84,113 @@ function upload(form) {
   });
 }
 
-function addVerdict(d) {
-  const row = document.createElement("tr");
-  row.className = "verdict";
-  row.dataset.key = d.key;
-  const measured = d.evidence && d.evidence.value_a != null
-    ? d.evidence.value_a + " / " + d.evidence.value_b + " " + (d.evidence.unit || "") : "";
-  for (const text of [d.description, verdictNames[d.prediction], measured]) {
-    const cell = document.createElement("td");
-    cell.textContent = text;
-    row.appendChild(cell);
+// ---- verdicts: one row per difference, in the order the statements were typed (or proposed)
+
+function rowFor(key) {
+  let row = $("verdicts").querySelector('tbody tr[data-key="' + CSS.escape(key) + '"]');
+  if (!row) {
+    row = document.createElement("tr");
+    row.className = "verdict pending";
+    row.dataset.key = key;
+    for (const name of ["statement", "prediction", "keyframes", "measured"]) {
+      const cell = document.createElement("td");
+      cell.className = name;
+      row.appendChild(cell);
+    }
+    $("verdicts").tBodies[0].appendChild(row);
+    $("verdicts").hidden = false;
   }
-  const old = document.querySelector('#verdicts tr[data-key="' + CSS.escape(d.key) + '"]');
-  if (old) old.replaceWith(row); else $("verdicts").tBodies[0].appendChild(row);
+  return row;
+}
+
+function fillStatement(row, description, rationale) {
+  const text = document.createElement("div");
+  text.className = "text";
+  text.textContent = description;
+  const cell = row.querySelector(".statement");
+  cell.replaceChildren(text);
+  if (rationale) {
+    const why = document.createElement("div");
+    why.className = "rationale";
+    why.textContent = rationale;
+    cell.appendChild(why);
+  }
+}
+
+function planRows(differences) {
+  for (const d of differences) {
+    const row = rowFor(d.key);
+    if (!row.classList.contains("pending")) continue; // decided already (a replayed stream)
+    fillStatement(row, d.description, "");
+    row.querySelector(".prediction").textContent = "…";
+  }
+}
+
+function seconds(times) { return times.map((t) => t.toFixed(2)).join(", ") + " s"; }
+
+function nowrap(text) {
+  const span = document.createElement("span");
+  span.className = "nowrap";
+  span.textContent = text;
+  return span;
+}
+
+function joined(parts, separator) {
+  // Each part unbroken; lines break only between them.
+  return parts.flatMap((part, i) => (i ? [separator, nowrap(part)] : [nowrap(part)]));
+}
+
+function keyframeTimes(d) {
+  const parts = [];
+  if (d.times_a && d.times_a.length) parts.push("A " + seconds(d.times_a));
+  if (d.times_b && d.times_b.length) parts.push("B " + seconds(d.times_b));
+  return joined(parts, " · ");
+}
+
+function number(v) {
+  const size = Math.abs(v);
+  return v.toFixed(size >= 100 ? 0 : size >= 10 ? 1 : 2);
+}
+
+function measurement(d) {
+  const e = d.evidence;
+  if (!e) return d.evidence_absent ? ["not compared: " + d.evidence_absent] : [];
+  if (e.status !== "measured") return ["not compared: " + (e.reason || e.status.replace("_", " "))];
+  const unit = e.unit ? " " + e.unit : "";
+  const side = (value, interval) => number(value) + (interval ? " ± " + number(interval.half_width) : "") + unit;
+  return [e.label + ": ", ...joined(["A " + side(e.value_a, e.interval_a), "B " + side(e.value_b, e.interval_b)], ", ")];
+}
+
+function showVerdict(d) {
+  const row = rowFor(d.key);
+  row.classList.remove("pending");
+  fillStatement(row, d.description, d.rationale);
+  row.querySelector(".prediction").textContent = verdictNames[d.prediction];
+  row.querySelector(".keyframes").replaceChildren(...keyframeTimes(d));
+  row.querySelector(".measured").replaceChildren(...measurement(d));
+}
+
+function markUndecided() {
+  for (const row of $("verdicts").querySelectorAll("tbody tr.pending")) row.querySelector(".prediction").textContent = "not decided";
+}
+
+function showNotes(notes) {
+  const items = (notes || []).map((note) => {
+    const item = document.createElement("li");
+    item.textContent = note;
+    return item;
+  });
+  $("notes").querySelector("ul").replaceChildren(...items);
+  $("notes").hidden = !items.length;
+}
+
+function showResult(result) {
+  const body = $("verdicts").tBodies[0];
+  for (const d of result.differences) {
+    showVerdict(d);
+    body.appendChild(rowFor(d.key)); // the result's order: the typed one
+  }
+  showNotes(result.notes);
 }
 
 async function openReport(id) {
@@ -80,29 +203,50 @@ async function openReport(id) {
   link.hidden = false;
 }
 
+// ---- the event stream
+
+function finish(statusText) {
+  $("cancel").hidden = true;
+  setStatus(statusText);
+  refreshRecent();
+}
+
 function handle(type, data, job) {
-  if (type === "proposal") setStatus("checking " + data.differences.length + " differences…");
-  else if (type === "segmentation") setStatus("videos aligned; judging…");
-  else if (type === "verdict") addVerdict(data.difference);
+  if (type === "proposal") {
+    planRows(data.differences);
+    setStatus("checking " + data.differences.length + " differences…");
+  } else if (type === "segmentation") setStatus("videos aligned; judging…");
+  else if (type === "verdict") showVerdict(data.difference);
   else if (type === "result") {
-    data.result.differences.forEach(addVerdict);
-    setStatus("done: " + data.result.differences.length + " differences");
+    showResult(data.result);
+    finish("done: " + data.result.differences.length + " differences");
     if (job.report) openReport(job.id);
     return true;
-  } else if (type === "failed") { setStatus("failed"); showError(data.error); return true; }
-  else if (type === "cancelled") { setStatus("cancelled"); return true; }
+  } else if (type === "failed") {
+    markUndecided();
+    finish("failed");
+    showError(data.error);
+    return true;
+  } else if (type === "cancelled") {
+    markUndecided();
+    finish("cancelled");
+    return true;
+  }
   return false;
 }
 
 async function follow(job) {
   // Server-Sent Events over fetch; on a dropped connection, reconnect with Last-Event-ID.
+  if (following) following.abort();
+  const controller = new AbortController();
+  following = controller;
   let lastId = null;
   for (let attempt = 0; attempt < 20; attempt++) {
     const headers = authHeaders();
     if (lastId) headers["Last-Event-ID"] = lastId;
     try {
-      const response = await fetch(job.links.events, { headers });
-      if (!response.ok) { showError((await response.json()).detail); return; }
+      const response = await fetch(job.links.events, { headers, signal: controller.signal });
+      if (!response.ok) { showError(await problem(response)); return; }
       const reader = response.body.getReader();
       const decoder = new TextDecoder();
       let buffer = "";
@@ -123,36 +267,77 @@ async function follow(job) {
           if (data && handle(type, JSON.parse(data), job)) return;
         }
       }
-    } catch (err) { /* reconnect below */ }
+    } catch (err) { /* reconnect below, unless another comparison was opened */ }
+    if (controller.signal.aborted) return;
     await new Promise((r) => setTimeout(r, 1000));
   }
   showError("lost the event stream; reload the comparison later");
 }
 
+// ---- one comparison: a new one, or one of the list (or the URL's hash) opened again
+
+function show(job) {
+  current = job;
+  history.replaceState(null, "", "#" + job.id);
+  $("cancel").hidden = FINISHED.has(job.status);
+  return follow(job);
+}
+
+async function openComparison(id) {
+  const response = await fetch("/v1/comparisons/" + encodeURIComponent(id), { headers: authHeaders() });
+  if (!response.ok) {
+    resetView("");
+    showError(await problem(response));
+    history.replaceState(null, "", location.pathname);
+    return;
+  }
+  const job = await response.json();
+  resetView(job.action);
+  setStatus(job.status);
+  await show(job);
+}
+
+async function cancel() {
+  if (!current) return;
+  const job = current;
+  $("cancel").disabled = true;
+  const response = await fetch("/v1/comparisons/" + job.id, { method: "DELETE", headers: authHeaders() });
+  $("cancel").disabled = false;
+  if (response.status !== 204) { showError(await problem(response)); return; }
+  if (following) following.abort();
+  markUndecided();
+  finish("cancelled");
+  history.replaceState(null, "", location.pathname);
+}
+
 async function submit(event) {
   event.preventDefault();
-  $("error").hidden = true;
-  $("verdicts").tBodies[0].replaceChildren();
-  $("report-link").hidden = true;
-  $("progress").hidden = false;
+  const action = $("action").value;
+  resetView(action);
   const form = new FormData();
   for (const side of ["a", "b"]) {
     const file = $("video-" + side).files[0];
     if (!file) { showError("pick video " + side.toUpperCase()); return; }
     form.append("video_" + side, file);
   }
-  form.append("action", $("action").value);
+  form.append("action", action);
   const statements = $("statements").value.split("\n").map((s) => s.trim()).filter(Boolean);
   statements.forEach((s) => form.append("differences", s));
   if (!statements.length && $("n-differences").value) form.append("n_differences", $("n-differences").value);
   const report = $("report").checked;
   form.append("report", report ? "true" : "false");
+  form.append("pose", $("pose").checked ? "true" : "false");
+  $("upload-progress").value = 0;
+  $("upload-text").textContent = "";
+  $("upload-row").hidden = false;
   $("submit").disabled = true;
   setStatus("uploading…");
   try {
     const created = await upload(form);
+    $("upload-row").hidden = true;
     setStatus("queued");
-    await follow({ ...created, report });
+    refreshRecent();
+    await show({ ...created, report });
   } catch (err) {
     setStatus("");
     showError(err.message);
@@ -161,8 +346,40 @@ async function submit(event) {
   }
 }
 
+// ---- the key's recent comparisons
+
+function when(seconds) {
+  return seconds ? new Date(seconds * 1000).toLocaleString() : "";
+}
+
+async function refreshRecent() {
+  if (!dev && !$("api-key").value.trim()) { $("recent-section").hidden = true; return; }
+  const response = await fetch("/v1/comparisons?limit=10", { headers: authHeaders() });
+  if (!response.ok) { $("recent-section").hidden = true; return; }
+  const items = ((await response.json()).comparisons || []).slice(0, 10).map((c) => {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "recent-item status-" + c.status;
+    button.dataset.id = c.id;
+    button.textContent = c.action + " · " + c.status + " · " + when(c.created_at ?? c.created);
+    const item = document.createElement("li");
+    item.appendChild(button);
+    return item;
+  });
+  $("recent").replaceChildren(...items);
+  $("recent-section").hidden = !items.length;
+}
+
 if (dev) $("key-row").hidden = true;
 $("api-key").value = localStorage.getItem("viddiff-key") || "";
 setupDrop("a");
 setupDrop("b");
 $("compare-form").addEventListener("submit", submit);
+$("cancel").addEventListener("click", cancel);
+$("api-key").addEventListener("change", refreshRecent);
+$("recent").addEventListener("click", (e) => {
+  const button = e.target.closest("button[data-id]");
+  if (button) openComparison(button.dataset.id);
+});
+refreshRecent();
+if (location.hash.length > 1) openComparison(decodeURIComponent(location.hash.slice(1)));
