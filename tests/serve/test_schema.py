@@ -16,7 +16,7 @@ import pytest
 from serve_helpers import wait_until
 
 EVENT_MODELS = ["ProposalEvent", "SegmentationEvent", "VerdictEvent", "ResultEvent", "FailedEvent", "CancelledEvent"]
-KEYLESS = {("/healthz", "get")}
+KEYLESS = {("/healthz", "get"), ("/readyz", "get")}
 
 
 @pytest.fixture(scope="module")
@@ -47,14 +47,16 @@ def test_every_keyed_route_uses_the_bearer_scheme(schema):
 def test_errors_are_declared_per_route_as_json_with_their_headers(schema):
     paths = schema["paths"]
     assert set(paths["/v1/comparisons/{job_id}"]["get"]["responses"]) == {"200", "401", "403", "404", "429"}
-    assert set(paths["/v1/comparisons"]["post"]["responses"]) == {"202", "400", "401", "403", "404", "413", "415", "422", "429"}
+    assert set(paths["/v1/comparisons"]["post"]["responses"]) == {
+        "202", "400", "401", "403", "404", "413", "415", "422", "429", "503",  # 503: the store locked too long
+    }
     report = paths["/v1/comparisons/{job_id}/report"]["get"]["responses"]
     assert list(report["200"]["content"]) == ["text/html"]
     for path, method, operation in operations(schema):
         for status, response in operation["responses"].items():
-            if status.startswith("4"):
+            if status.startswith("4") or status == "503":
                 assert response["content"] == {"application/json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
-            if status == "429":
+            if status in ("429", "503"):
                 assert response["headers"]["Retry-After"]["schema"] == {"type": "integer"}
     assert "HTTPValidationError" not in schema["components"]["schemas"]
 

@@ -114,7 +114,10 @@ def cli_serve(args: argparse.Namespace) -> int:
                   "/readyz answers 200 once the models are loaded)", flush=True)
 
         server = ReadyServer(config, app.state.readiness, announce)
-        server.run()
+        try:
+            server.run()
+        except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it stopped on, once stopped (as uvicorn.run, quiet)
+            pass
         if server.failure is not None:
             raise ViddiffError(f"viddiff serve stopped: {server.failure}")
     return 0

@@ -1,7 +1,7 @@
 """The OpenAPI schema as generated clients need it, beyond what FastAPI writes from the routes.
 
 Every error is declared as the JSON ``Problem`` it is (also on routes whose success is HTML or text), a 429
-with its ``Retry-After`` and a 401 with its ``WWW-Authenticate``; the answer to ``POST /v1/comparisons``
+(and a 503) with its ``Retry-After`` and a 401 with its ``WWW-Authenticate``; the answer to ``POST /v1/comparisons``
 links to the routes of the comparison it made. The schema also says which methods a path allows, for the
 ``Allow`` header of a 405 (Starlette names only the first route of a path, so ``DELETE`` went unsaid).
 """
@@ -25,6 +25,7 @@ FASTAPI_VALIDATION_ERROR = "Validation Error"
 can fail its check (they are plain text), so where a route did not declare its own 422 that one is dropped."""
 _HEADERS = {
     "429": {"Retry-After": {"description": "seconds to wait before trying again", "schema": {"type": "integer"}}},
+    "503": {"Retry-After": {"description": "seconds to wait before trying again", "schema": {"type": "integer"}}},
     "401": {"WWW-Authenticate": {"description": "Bearer", "schema": {"type": "string"}}},
 }
 _CREATED_LINKS = {
