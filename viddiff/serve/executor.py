@@ -206,8 +206,8 @@ class WorkerPool(ABC):
                 self._running.pop(spec.job_id, None)
 
     async def _run(self, spec: JobSpec) -> None:
-        await self._emit(Started(spec.job_id))
-        try:
+        try:  # a cancel may come while Started is being stored (the store is awaited): it still ends the job
+            await self._emit(Started(spec.job_id))
             ended = await self._execute(spec)
         except asyncio.CancelledError:
             if self._stopping:  # left unfinished, to be re-run after a restart
