@@ -77,9 +77,12 @@ def create_app(service: Service) -> FastAPI:
     def owner(request: Request, authorization: Optional[str] = Header(default=None)) -> str:
         return service.authenticate(authorization, request.client.host if request.client else None)
 
-    @app.get("/healthz", response_model=Health, tags=["service"])
+    @app.get("/healthz", response_model=Health, response_model_exclude_none=True, tags=["service"])
     async def healthz() -> Health:
-        return Health(queued=service.executor.queued(), running=service.executor.running())
+        actors = service.executor.actors()
+        degraded = actors is not None and actors.live < actors.configured
+        return Health(status="degraded" if degraded else "ok", queued=service.executor.queued(),
+                      running=service.executor.running(), actors=actors)
 
     @app.get("/metrics", response_class=PlainTextResponse, tags=["service"], responses=_ERRORS)
     async def metrics(_: str = Depends(owner)) -> str:

@@ -257,19 +257,35 @@ class JobStore:
         for (data,) in self._rows("SELECT data FROM events WHERE job_id = ? AND type = ? ORDER BY seq", (job_id, type_)):
             yield data
 
-    def finish(self, job_id: str, status: str, *, error: Optional[str] = None, result: Optional[str] = None) -> bool:
-        """Record the end of a job that is not finished yet; ``False`` if it already was."""
+    def finish(
+        self, job_id: str, status: str, *, error: Optional[str] = None, result: Optional[str] = None,
+        event: Optional[tuple[str, str]] = None,
+    ) -> bool:
+        """Record the end of a job that is not finished yet, and its last ``event`` (type, data) in the same
+        transaction: a reader never sees the last event of a job that is not finished, nor the reverse.
+        ``False`` (and nothing written) if it already was finished."""
         assert status in FINISHED
         with self._lock:
-            row = self._conn.execute("SELECT progress FROM jobs WHERE id = ?", (job_id,)).fetchone()
-            if row is None:
-                return False
-            progress = Progress.model_validate_json(row[0]).model_copy(update={"step": "finished"})
-            return self._conn.execute(
-                "UPDATE jobs SET status = ?, error = ?, result = ?, finished_at = ?, progress = ?"
-                " WHERE id = ? AND status IN ('queued', 'running')",
-                (status, error, result, time.time(), progress.model_dump_json(), job_id),
-            ).rowcount == 1
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = self._conn.execute(
+                    "SELECT progress, next_seq FROM jobs WHERE id = ? AND status IN ('queued', 'running')", (job_id,)
+                ).fetchone()
+                if row is not None:
+                    progress = Progress.model_validate_json(row[0]).model_copy(update={"step": "finished"})
+                    self._conn.execute(
+                        "UPDATE jobs SET status = ?, error = ?, result = ?, finished_at = ?, progress = ?, next_seq = ?"
+                        " WHERE id = ?",
+                        (status, error, result, time.time(), progress.model_dump_json(), row[1] + (event is not None),
+                         job_id),
+                    )
+                    if event is not None:
+                        self._conn.execute("INSERT INTO events VALUES (?, ?, ?, ?)", (job_id, row[1], *event))
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        return row is not None
 
     def progress(self, job_id: str) -> Progress:
         row = self._rows("SELECT progress FROM jobs WHERE id = ?", (job_id,))

@@ -8,7 +8,8 @@ A comparison is a Ray streaming generator: each event (proposal, segmentation, e
 sent back the moment the actor yields it, and the head stores and streams it on.
 
 An actor that dies mid-job (killed, out of memory, its machine gone) loses the comparison, not the job: the
-head runs it again on another actor, at least once in all. The re-run's model calls that had been answered
+head runs it again on another actor, at least once in all. The dead actor gets no new job and is replaced
+(:class:`viddiff.serve.ray_actors.ActorPool`). The re-run's model calls that had been answered
 come from the cache, so it yields the same events; those the head already passed on are not repeated. That
 holds where the actors share the cache file (one machine, or a shared filesystem; see docs/serve.md).
 
@@ -19,17 +20,20 @@ mounted at the same path.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
+import signal
+import threading
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, Union
+from typing import Any, AsyncIterator, Callable, Optional, Union
 
 from viddiff.api import CompareEvent, VidDiff
 from viddiff.config import Config
 from viddiff.errors import ViddiffError
 from viddiff.runs.ray_method import cluster_address, endpoint_environment, import_ray
 from viddiff.serve.executor import Emitted, Ended, JobSpec, OnUpdate, WorkerPool, comparison_events, failure_message
+from viddiff.serve.models import ActorsHealth
+from viddiff.serve.ray_actors import ActorPlace, ActorPool
 
 log = logging.getLogger(__name__)
 MakeVidDiff = Callable[[Config], Callable[[bool], VidDiff]]
@@ -56,10 +60,16 @@ class CompareActor:
         self._vid_diffs: dict[bool, VidDiff] = {}
         self._building = asyncio.Lock()
 
-    async def ready(self) -> int:
-        """Loads the models (CLIP too) before the first job; returns the actor's process id (for logs)."""
+    async def ready(self) -> ActorPlace:
+        """Loads the models (CLIP too) before the first job; says where the actor runs (logs, ``/healthz``)."""
+        import ray
+
         await self._vid_diff(False)
-        return os.getpid()
+        return ActorPlace(os.getpid(), ray.util.get_node_ip_address())
+
+    async def watch(self) -> None:
+        """Never returns: the head's call fails the moment this actor dies (:class:`ActorPool`)."""
+        await asyncio.Event().wait()
 
     async def compare(self, spec: JobSpec) -> AsyncIterator[ActorItem]:
         """The comparison's events, each as soon as it is made; a failure of the comparison is the last item."""
@@ -115,9 +125,7 @@ class RayExecutor(WorkerPool):
         self._ray = import_ray("viddiff serve --ray")
         self._cfg = cfg
         self._make = make
-        self._actors: list[Any] = []
-        self._busy: list[int] = []
-        self._pids: list[int] = []
+        self._pool: Optional[ActorPool] = None
         self._started_ray = False
 
     async def start(self, on_update: OnUpdate) -> None:
@@ -126,51 +134,52 @@ class RayExecutor(WorkerPool):
         if not ray.is_initialized():
             self._started_ray = True
             await asyncio.to_thread(ray.init, address=cluster_address(cfg), include_dashboard=False)
-        actor_class = ray.remote(CompareActor).options(
-            num_cpus=cfg.ray.num_cpus, num_gpus=cfg.ray.num_gpus, max_concurrency=cfg.serve.workers + 2
+            _give_sigterm_back()
+        actor_class = ray.remote(CompareActor).options(  # comparisons, ready, watch and close at once
+            num_cpus=cfg.ray.num_cpus, num_gpus=cfg.ray.num_gpus, max_concurrency=cfg.serve.workers + 3
         )
         environment = endpoint_environment(cfg)
-        self._actors = [actor_class.remote(cfg, self._make, environment) for _ in range(cfg.ray.actors)]
-        self._busy = [0] * len(self._actors)
-        self._pids = list(await asyncio.gather(*(actor.ready.remote() for actor in self._actors)))
-        log.info("viddiff serve: %d Ray actors ready (pids %s)", len(self._pids), self._pids)
+        self._pool = ActorPool(ray, lambda: actor_class.remote(cfg, self._make, environment), cfg.ray.actors)
+        await self._pool.start()
         self._start_workers(cfg.ray.actors * cfg.serve.workers, "viddiff-ray-worker")
+
+    def actors(self) -> Optional[ActorsHealth]:
+        return self._pool.health() if self._pool is not None else None
 
     async def shutdown(self) -> None:
         await self._stop_workers()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(
-                asyncio.gather(*(a.close.remote() for a in self._actors), return_exceptions=True), timeout=10
-            )
-        for actor in self._actors:
-            self._ray.kill(actor)
-        self._actors = []
+        if self._pool is not None:
+            await self._pool.shutdown()
         if self._started_ray:
             await asyncio.to_thread(self._ray.shutdown)
 
     async def _execute(self, spec: JobSpec) -> Ended:
         """Run the job on the least busy actor; where that actor dies, again on another (at least once)."""
+        assert self._pool is not None, "start() first"
         passed = _Passed()
         tried: list[int] = []
         while True:
-            actor = self._least_busy(avoid=tried)
+            actor, handle = await self._pool.take(avoid=tried)
             tried.append(actor)
-            log.info("job %s runs on Ray actor %d (pid %d)", spec.job_id, actor, self._pids[actor])
+            place = self._pool.place(actor)
+            log.info("job %s runs on Ray actor %d (pid %d)", spec.job_id, actor, place.pid if place else -1)
             try:
-                return await self._run_on(actor, spec, passed)
+                return await self._run_on(handle, actor, spec, passed)
             except self._ray.exceptions.RayActorError as exc:
-                if len(tried) > len(self._actors):
+                self._pool.lost(actor, handle)
+                if len(tried) > self._pool.size:
                     raise ViddiffError(
                         f"the comparison was lost with {len(tried)} Ray actors in turn (the last: {exc}); "
                         "see the Ray logs (ray.init's session directory) for why they died"
                     ) from None
                 log.warning("job %s: Ray actor %d died mid-job (%s); running it on another", spec.job_id, actor,
                             type(exc).__name__)
+            finally:
+                self._pool.release(actor)
 
-    async def _run_on(self, actor: int, spec: JobSpec, passed: _Passed) -> Ended:
-        """Stream the job's events from ``actor``; raises ``RayActorError`` if the actor dies meanwhile."""
-        self._busy[actor] += 1
-        stream = self._actors[actor].compare.remote(spec)
+    async def _run_on(self, handle: Any, actor: int, spec: JobSpec, passed: _Passed) -> Ended:
+        """Stream the job's events from ``handle``; raises ``RayActorError`` if the actor dies meanwhile."""
+        stream = handle.compare.remote(spec)
         try:
             async for ref in stream:
                 item: ActorItem = await ref
@@ -181,13 +190,15 @@ class RayExecutor(WorkerPool):
         except asyncio.CancelledError:
             self._ray.cancel(stream)
             raise
-        finally:
-            self._busy[actor] -= 1
         if "result" not in passed.kinds:
             raise ViddiffError(f"the comparison on Ray actor {actor} ended without a result")
         return Ended(spec.job_id, "done")
 
-    def _least_busy(self, avoid: list[int]) -> int:
-        """The actor with the fewest jobs, preferring one this job has not died on yet."""
-        order = sorted(range(len(self._actors)), key=lambda i: (i in avoid, self._busy[i], i))
-        return order[0]
+
+def _give_sigterm_back() -> None:
+    """``ray.init`` puts Ray's crash handler on SIGTERM (it prints a ``*** SIGTERM received`` stack dump and
+    ends the process at once); the Python handler that was there (uvicorn's graceful stop) is put back, so
+    SIGTERM stops the server as Ctrl-C does. Signal handlers belong to the main thread: elsewhere (a server
+    in a test's thread) there is nothing to give back."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, signal.getsignal(signal.SIGTERM))

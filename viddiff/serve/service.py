@@ -99,6 +99,7 @@ class Service:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._retention_task
         await self.executor.shutdown()
+        self.store.requeue_unfinished()  # the jobs it stopped wait for the next start, and say so meanwhile
         self.store.close()
 
     # ---- keys and rate
@@ -267,6 +268,8 @@ class Service:
     async def on_update(self, update: JobUpdate) -> None:
         if isinstance(update, Started):
             self.store.mark_started(update.job_id)
+        elif isinstance(update, Emitted) and update.event.type == "result":  # the job is done at its result
+            self._end(Ended(update.job_id, "done"), update.event)
         elif isinstance(update, Emitted):
             event = update.event
             progress = _advanced(self.store.progress(update.job_id), event.type, event)
@@ -277,17 +280,17 @@ class Service:
             self._end(update)
         self.broker.notify(update.job_id)
 
-    def _end(self, update: Ended) -> None:
-        result = None
+    def _end(self, update: Ended, result: Optional[ResultEvent] = None) -> None:
+        """Store the job's end with its last event (``result`` for ``done``), once: a job is done at its result
+        event, and the executor's ``Ended`` that follows it changes nothing."""
         if update.status == "done":
-            for data in self.store.events_of_type(update.job_id, "result"):
-                result = ResultEvent.model_validate_json(data).result.model_dump_json()
+            event = ("result", result.model_dump_json()) if result is not None else None
         else:
-            payload = {"type": update.status, "error": update.error}
-            self.store.add_event(update.job_id, update.status, json.dumps(payload))
+            event = (update.status, json.dumps({"type": update.status, "error": update.error}))
         if update.error_type == "EndpointError":
             self.metrics.model_call_errors += 1
-        if self.store.finish(update.job_id, update.status, error=update.error, result=result):
+        if self.store.finish(update.job_id, update.status, error=update.error, event=event,
+                             result=result.result.model_dump_json() if result is not None else None):
             row = self.store.job(update.job_id)
             if row is not None and row.started_at is not None and row.finished_at is not None:
                 self.metrics.observe(update.status, row.finished_at - row.started_at)
