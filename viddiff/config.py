@@ -791,6 +791,9 @@ class RayConfig(_Section):
     num_gpus: float = Field(default=0.0, ge=0)
     """GPUs Ray reserves for each actor (1 puts each actor's CLIP on a GPU of its own; set
     ``localizer.clip.device`` to ``cuda`` or ``auto``)."""
+    resources: dict[str, float] = Field(default_factory=dict)
+    """Custom Ray resources each actor asks for (``{"gpu_node": 1}``): the actors go only to nodes started with
+    them (``ray start --resources``); Ray does the placing."""
 
 
 class ServeConfig(_Section):

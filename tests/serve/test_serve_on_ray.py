@@ -41,7 +41,7 @@ def slow_model() -> Iterator[FakeOpenAIServer]:
 
 
 class Placements(logging.Handler):
-    """The executor's "job J runs on Ray actor A (pid P)" lines: (job, actor, pid) in order."""
+    """The executor's "job J runs on Ray actor A (pid P on NODE)" lines: (job, actor, pid) in order."""
 
     def __init__(self) -> None:
         super().__init__(logging.INFO)
@@ -51,7 +51,7 @@ class Placements(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         if record.msg.startswith("job %s runs on Ray actor"):
             with self._lock:
-                self.seen.append(tuple(record.args))
+                self.seen.append(tuple(record.args[:3]))
 
     def of(self, job_id: str) -> list[tuple[int, int]]:
         with self._lock:

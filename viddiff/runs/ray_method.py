@@ -7,7 +7,9 @@ method's work moves: :class:`RayMethod` is a :class:`viddiff.methods.Method` who
 chat client, cache connection and CLIP model, loaded once) and answering several samples at once (its
 CLIP batches their frames together). A sample is decoded and answered on the same actor, the least busy
 when its videos are read; its result, model usage and finished stages come back to the driver, which
-records them as a local run would. The actors share the cache file when they share a machine.
+records them as a local run would. The actors look up and store model answers through the driver's cache
+(:mod:`viddiff.runs.ray_cache`), on any node. They read the dataset's videos by path: the dataset must be on
+storage every node reads at the same path, which is checked at start (one clear error naming the node).
 
 Ray is an optional extra (``pip install "viddiff[ray]"``); without it the local executor is unchanged and
 asking for this one is one clear error.
@@ -27,6 +29,7 @@ from viddiff.backends.usage import UsageMeter
 from viddiff.config import Config, ModelCallConfig
 from viddiff.errors import ViddiffError
 from viddiff.methods import Method, MethodFactory
+from viddiff.runs.ray_cache import RemoteCache, start_cache_of_record
 from viddiff.schema import Mode, Sample, SampleResult, StageUsage
 
 log = logging.getLogger(__name__)
@@ -90,10 +93,21 @@ def _values_of(tree: Any, field_name: str) -> set[str]:
 class SampleActor:
     """One method instance, loaded once, answering the samples the driver sends it (a Ray actor's body)."""
 
-    def __init__(self, cfg: Config, factory: MethodFactory, environment: dict[str, str]):
+    def __init__(self, cfg: Config, factory: MethodFactory, environment: dict[str, str], cache: Optional[Any] = None):
         os.environ.update(environment)
-        self.method = factory(cfg)
+        if cache is None:
+            self.method = factory(cfg)
+        else:
+            self.method = factory(cfg, cache=RemoteCache(cache, str(cfg.cache.resolved_path())))
         self._videos: dict[int, Any] = {}
+
+    def unreadable(self, paths: list[str]) -> tuple[str, list[str]]:
+        """This actor's node, and those of ``paths`` it cannot read."""
+        import ray
+
+        node_id = ray.get_runtime_context().get_node_id()
+        address = next((n["NodeManagerAddress"] for n in ray.nodes() if n["NodeID"] == node_id), node_id)
+        return address, [p for p in paths if not os.access(p, os.R_OK)]  # a file, or a folder of frames
 
     async def load(self, token: int, sample: Sample) -> Optional[BaseException]:
         """Decode ``sample``'s videos and keep them for :meth:`process`; the error, if that failed (the video
@@ -140,7 +154,7 @@ class RayMethod:
     modes and model calls, and lends the benchmark's judge its chat client when the run is scored.
     """
 
-    def __init__(self, cfg: Config, factory: MethodFactory):
+    def __init__(self, cfg: Config, factory: MethodFactory, samples: Optional[list[Sample]] = None):
         ray = import_ray("run.executor=ray")
         self._ray = ray
         self.local: Method = factory(cfg)
@@ -150,12 +164,33 @@ class RayMethod:
         if self._started_ray:
             ray.init(address=cluster_address(cfg), include_dashboard=False)
         actor_class = ray.remote(SampleActor).options(
-            num_cpus=cfg.ray.num_cpus, num_gpus=cfg.ray.num_gpus, max_concurrency=cfg.run.max_samples_in_flight
+            num_cpus=cfg.ray.num_cpus, num_gpus=cfg.ray.num_gpus, resources=cfg.ray.resources,
+            max_concurrency=cfg.run.max_samples_in_flight + 1,
         )
         environment = endpoint_environment(cfg)
-        self._actors = [actor_class.remote(cfg, factory, environment) for _ in range(cfg.ray.actors)]
+        self._cache = start_cache_of_record(ray, cfg.cache)
+        self._actors = [actor_class.remote(cfg, factory, environment, self._cache) for _ in range(cfg.ray.actors)]
         self._busy = [0] * len(self._actors)
         self._tokens = itertools.count()
+        if samples:
+            try:
+                self._check_readable(samples)
+            except BaseException:
+                asyncio.run(self.aclose())  # the actors, the cache actor and a cluster started here go
+                raise
+
+    def _check_readable(self, samples: list[Sample]) -> None:
+        """One clear error when an actor's node cannot read the dataset's videos (they are read by path)."""
+        paths = sorted({video.path for sample in samples for video in sample.videos})
+        answers = self._ray.get([actor.unreadable.remote(paths) for actor in self._actors])
+        for node, missing in answers:
+            if missing:
+                raise ViddiffError(
+                    f"run.executor=ray: the Ray node {node} cannot read {len(missing)} of the dataset's "
+                    f"{len(paths)} videos (the first: {missing[0]}); the actors read them by path, so put the dataset "
+                    "on storage every node mounts at the same path (a network filesystem or a bucket mount, "
+                    "read-only is enough), or keep the actors on nodes that have it (ray.resources)"
+                )
 
     def model_calls(self) -> dict[str, ModelCallConfig]:
         return self.local.model_calls()
@@ -222,13 +257,17 @@ class RayMethod:
         finally:
             for actor in self._actors:
                 self._ray.kill(actor)
+            if self._cache is not None:
+                await asyncio.gather(self._cache.close.remote(), return_exceptions=True)
+                self._ray.kill(self._cache)
             await self.local.aclose()
             if self._started_ray:
                 self._ray.shutdown()
 
 
-def build_method(cfg: Config, factory: MethodFactory) -> Method:
-    """The method a run drives: ``factory(cfg)`` here, or on Ray actors with ``run.executor: ray``."""
+def build_method(cfg: Config, factory: MethodFactory, samples: Optional[list[Sample]] = None) -> Method:
+    """The method a run drives: ``factory(cfg)`` here, or on Ray actors with ``run.executor: ray`` (whose
+    nodes must read ``samples``' videos)."""
     if cfg.run.executor == "ray":
-        return RayMethod(cfg, factory)
+        return RayMethod(cfg, factory, samples)
     return factory(cfg)
