@@ -8,7 +8,7 @@ Ray actor as a serving actor would, the two traces are replayed ``--repeats`` ti
 :class:`viddiff.cache.Cache` file the actor opens itself (today's one-machine set-up) and (2) a
 :class:`viddiff.runs.ray_cache.RemoteCache` in front of the cache actor pinned to the driver's node. Printed:
 calls per comparison, milliseconds per comparison each way (median of the repeats), the added milliseconds
-and the ratio. On one machine the Ray path's cost is its round trips through the raylet and the cache actor;
+and the ratio; and the time to send the pair's videos through the object store to the actor. On one machine the Ray path's cost is its round trips through the raylet and the cache actor;
 across machines add the network's round-trip time per call.
 
     python bench/ray_cache_lookup.py --repeats 20
@@ -17,6 +17,7 @@ across machines add the network's round-trip time per call.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -61,9 +62,8 @@ class RecordingCache(Cache):
         super().put(namespace, key, value)
 
 
-def record(folder: Path) -> tuple[Trace, Trace]:
+def record(folder: Path, videos: tuple[Path, Path]) -> tuple[Trace, Trace]:
     """The cache calls of one comparison, cold then warm."""
-    videos = write_pair(folder)
     with FakeOpenAIServer(ScriptedModel()) as model:
         cfg = load_config(CONFIGS / PRESET_FILES["cpu-fast"], [
             f"endpoints.default.base_url={model.base_url}", f"localizer.clip.model={TINY_CLIP_MODEL}",
@@ -89,6 +89,13 @@ class Replayer:
 
         self.caches = {"local SQLite": Cache(local_path), "through Ray": RemoteCache(cache_actor, remote_path)}
 
+    def receive(self, video_a: bytes, video_b: bytes) -> int:
+        """What a comparison's actor does with its videos first: write them to a folder of its own."""
+        with tempfile.TemporaryDirectory() as folder:
+            Path(folder, "a.mp4").write_bytes(video_a)
+            Path(folder, "b.mp4").write_bytes(video_b)
+        return len(video_a) + len(video_b)
+
     def replay(self, way: str, trace: Trace) -> float:
         cache = self.caches[way]
         start = time.perf_counter()
@@ -101,6 +108,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=20)
     args = parser.parse_args()
+    os.environ.setdefault("OPENAI_API_KEY", "dummy")  # the fake model server takes any key
     import ray
 
     from viddiff.config import CacheConfig
@@ -108,7 +116,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="vd-cachebench-") as tmp:
         folder = Path(tmp)
-        cold, warm = record(folder)
+        videos = write_pair(folder)
+        cold, warm = record(folder, videos)
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
         try:
             remote_path = folder / "of-record.sqlite"
@@ -121,6 +130,14 @@ def main() -> None:
                     ray.get(replayer.replay.remote(way, trace))  # once to fill (cold) and to warm up
                     times = [ray.get(replayer.replay.remote(way, trace)) for _ in range(args.repeats)]
                     results[name, way] = statistics.median(times) * 1000
+            data = [path.read_bytes() for path in videos]
+            sent = []
+            for _ in range(args.repeats):  # what the head does per job: read, put, and the actor's receipt
+                start = time.perf_counter()
+                refs = [ray.put(path.read_bytes()) for path in videos]
+                ray.get(replayer.receive.remote(*refs))
+                sent.append(time.perf_counter() - start)
+            video_ms = statistics.median(sent) * 1000
         finally:
             ray.shutdown()
     print("cache traffic of one comparison (cpu-fast preset, 2 statements), replayed inside a Ray actor")
@@ -131,6 +148,8 @@ def main() -> None:
         print(f"{name:5s}: {len(trace)} calls ({gets} keys looked up, {puts} stored); "
               f"local SQLite {local:.2f} ms, through Ray {remote:.2f} ms per comparison: "
               f"+{remote - local:.2f} ms ({remote / local:.1f}x)")
+    print(f"videos: the pair ({sum(map(len, data)) / 1e6:.1f} MB) through the object store to the actor: "
+          f"{video_ms:.1f} ms per comparison")
 
 
 if __name__ == "__main__":
