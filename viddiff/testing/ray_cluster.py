@@ -172,19 +172,23 @@ def _reread_ray_settings() -> None:
 
 
 def _kill_tree(pid: int) -> None:
-    """SIGKILL ``pid`` and every process below it, each by its id (Ray's daemons leave their parent's group)."""
-    import psutil
-
-    try:
-        root = psutil.Process(pid)
-        procs = [*root.children(recursive=True), root]
-    except psutil.NoSuchProcess:
-        return
-    for proc in procs:
+    """SIGKILL ``pid`` and every process below it, each by its id (Ray's daemons leave their parent's group).
+    The tree is read from ``/proc`` before any process is killed, while every child still has its parent."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            proc.send_signal(signal.SIGKILL)
-        except psutil.NoSuchProcess:
-            pass
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    tree, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        tree.append(current)
+        todo.extend(children.get(current, []))
+    for member in tree:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(member, signal.SIGKILL)
 
 
 def _free_port() -> int:
