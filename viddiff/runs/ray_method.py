@@ -4,7 +4,7 @@ Everything that makes a run trustworthy stays in the driver (this process): the 
 the one writer of ``samples.jsonl`` and ``failures.jsonl``, resume, the cost guard, scoring. Only the
 method's work moves: :class:`RayMethod` is a :class:`viddiff.methods.Method` whose ``load_videos`` and
 ``aprocess`` run on :class:`SampleActor` s, each holding one instance of the method (a VidDiff with its
-chat client, cache connection and CLIP model, loaded once) and answering several samples at once (its
+chat client, a line to the driver's cache and CLIP model, loaded once) and answering several samples at once (its
 CLIP batches their frames together). A sample is decoded and answered on the same actor, the least busy
 when its videos are read; its result, model usage and finished stages come back to the driver, which
 records them as a local run would. The actors look up and store model answers through the driver's cache

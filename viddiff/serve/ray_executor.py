@@ -2,7 +2,7 @@
 
 The API, the job store, keys, limits and the event streams stay in the server process (the head): only
 :class:`RayExecutor` knows that the work happens elsewhere. Each :class:`CompareActor` holds the server's
-``VidDiff`` (chat client, cache connection, CLIP model: loaded once per actor, on a GPU of its own with
+``VidDiff`` (chat client, a line to the head's cache, CLIP model: loaded once per actor, on a GPU of its own with
 ``ray.num_gpus: 1``) and runs up to ``serve.workers`` comparisons at once, so its CLIP batches their frames.
 A comparison is a Ray streaming generator: each event (proposal, segmentation, each verdict, the result) is
 sent back the moment the actor yields it, and the head stores and streams it on.
