@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -58,3 +59,42 @@ def test_a_run_on_the_second_node_equals_a_local_run(nodes, synth_dir, tmp_path,
     assert json.loads((spread / "predictions.json").read_text()) == json.loads((local / "predictions.json").read_text())
     with Cache(tmp_path / "ray.sqlite") as head_cache:  # the second node's answers, stored through the driver
         assert head_cache.stats()["chat"]["entries"] == len(scripted_server.requests) - calls > 0
+
+
+def test_a_run_whose_node_dies_finishes_on_the_heads_actor_as_a_local_run(nodes, synth_dir, tmp_path, monkeypatch):
+    """One actor per node (2 CPUs each); the second node is killed while the run's model calls are under way
+    (0.3 s each): its samples are decoded and answered again on the head's actor, and the run equals a local
+    one. Runs last: it starts the second node again for whatever follows."""
+    import threading
+
+    from viddiff.testing import offline_overrides
+    from viddiff.testing.fake_openai import FakeOpenAIServer
+    from viddiff.testing.responders import ScriptedModel
+
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    shared = Path(shutil.copytree(synth_dir, nodes.shared / f"dataset-{tmp_path.name}"))
+    with FakeOpenAIServer(ScriptedModel(), latency_s=0.3) as model:
+        sets = [arg for item in offline_overrides(model.base_url, "unused") for arg in ("--set", item)]
+        local, spread = tmp_path / "local", tmp_path / "ray"
+        assert _run(shared, local, sets, tmp_path / "local.sqlite") == 0
+        model.reset_log()
+        codes = []
+        run = threading.Thread(target=lambda: codes.append(_run(
+            shared, spread, sets, tmp_path / "ray.sqlite", "--executor", "ray", "--set", "ray.actors=2",
+            "--set", "ray.num_cpus=2",
+        )))
+        run.start()
+        try:
+            deadline = time.monotonic() + 120
+            while len(model.requests) < 3 and run.is_alive() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert run.is_alive(), "the run ended before the node could be killed"
+            nodes.kill_second_node()
+            run.join(300)
+        finally:
+            nodes.start_second_node()
+            wait_nodes = time.monotonic() + 90
+            while sum(n["Alive"] for n in ray.nodes()) < 2 and time.monotonic() < wait_nodes:
+                time.sleep(0.2)
+    assert codes == [0]
+    assert json.loads((spread / "predictions.json").read_text()) == json.loads((local / "predictions.json").read_text())

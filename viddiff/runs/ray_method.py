@@ -171,6 +171,7 @@ class RayMethod:
         self._cache = start_cache_of_record(ray, cfg.cache)
         self._actors = [actor_class.remote(cfg, factory, environment, self._cache) for _ in range(cfg.ray.actors)]
         self._busy = [0] * len(self._actors)
+        self._dead: set[int] = set()
         self._tokens = itertools.count()
         if samples:
             try:
@@ -196,19 +197,24 @@ class RayMethod:
         return self.local.model_calls()
 
     async def load_videos(self, sample: Sample, fps: Optional[float] = None) -> RemoteVideos:
-        """Decode on the least busy actor, which then answers the sample."""
-        actor = min(range(len(self._actors)), key=self._busy.__getitem__)
-        token = next(self._tokens)
-        self._busy[actor] += 1
-        try:
-            error = await self._actors[actor].load.remote(token, sample)
-        except BaseException:
-            self._busy[actor] -= 1
-            raise
-        if error is not None:
-            self._busy[actor] -= 1
-            raise error
-        return RemoteVideos(actor, token)
+        """Decode on the least busy live actor, which then answers the sample (another, if it dies meanwhile)."""
+        while True:
+            actor = self._least_busy()
+            token = next(self._tokens)
+            self._busy[actor] += 1
+            try:
+                error = await self._actors[actor].load.remote(token, sample)
+            except self._ray.exceptions.RayActorError:
+                self._busy[actor] -= 1
+                self._lost(actor)
+                continue
+            except BaseException:
+                self._busy[actor] -= 1
+                raise
+            if error is not None:
+                self._busy[actor] -= 1
+                raise error
+            return RemoteVideos(actor, token)
 
     async def aprocess(
         self,
@@ -220,8 +226,10 @@ class RayMethod:
         on_stage: Optional[Callable[[str], Any]] = None,
         meter: Optional[UsageMeter] = None,
     ) -> SampleResult:
+        """Answer ``sample`` on the actor that decoded its videos; where that actor dies (its node lost), decode
+        and answer it again on another: its calls already answered come from the cache of record."""
         if videos is None:  # nothing to decode (no difference to check): any actor
-            actor, token = min(range(len(self._actors)), key=self._busy.__getitem__), None
+            actor, token = self._least_busy(), None
             self._busy[actor] += 1
         else:
             actor, token = videos.actor, videos.token
@@ -231,6 +239,10 @@ class RayMethod:
             if token is not None:
                 self._actors[actor].forget.remote(token)
             raise
+        except self._ray.exceptions.RayActorError:
+            self._lost(actor)
+            again = await self.load_videos(sample) if videos is not None else None
+            return await self.aprocess(sample, mode, index=index, videos=again, on_stage=on_stage, meter=meter)
         finally:
             self._busy[actor] -= 1
         for stage, usage in outcome.usage.items():
@@ -244,9 +256,24 @@ class RayMethod:
         assert outcome.result is not None
         return outcome.result
 
+    def _least_busy(self) -> int:
+        live = [i for i in range(len(self._actors)) if i not in self._dead]
+        if not live:
+            raise ViddiffError(
+                "run.executor=ray: every Ray actor died (see the Ray logs for why); the finished samples are "
+                "kept: --resume runs the rest"
+            )
+        return min(live, key=self._busy.__getitem__)
+
+    def _lost(self, actor: int) -> None:
+        if actor not in self._dead:
+            self._dead.add(actor)
+            log.warning("Ray actor %d died (its node lost?); its samples run on the other actors", actor)
+
     def clip_stats(self) -> Optional[dict]:
-        """The actors' CLIP work added up (``None`` if none of them needed CLIP)."""
-        stats = [s for s in self._ray.get([a.clip_stats.remote() for a in self._actors]) if s is not None]
+        """The live actors' CLIP work added up (``None`` if none of them needed CLIP)."""
+        live = [a for i, a in enumerate(self._actors) if i not in self._dead]
+        stats = [s for s in self._ray.get([a.clip_stats.remote() for a in live]) if s is not None]
         if not stats:
             return None
         return {key: sum(s[key] for s in stats) for key in stats[0]}
