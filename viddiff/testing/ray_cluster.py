@@ -135,7 +135,7 @@ class TwoNodeCluster:
 
 
 @contextlib.contextmanager
-def driven_cluster(hidden: list[Path]) -> Iterator[TwoNodeCluster]:
+def driven_cluster(hidden: list[Path], head_cpus: int = 2, node_cpus: int = 2) -> Iterator[TwoNodeCluster]:
     """A :class:`TwoNodeCluster` with this process connected as its driver (``ray.init``), both nodes up."""
     import ray
 
@@ -143,7 +143,7 @@ def driven_cluster(hidden: list[Path]) -> Iterator[TwoNodeCluster]:
     os.environ.update(CLUSTER_ENV)
     _reread_ray_settings()
     try:
-        with TwoNodeCluster(hidden) as cluster:
+        with TwoNodeCluster(hidden, head_cpus, node_cpus) as cluster:
             ray.init(address=cluster.address, log_to_driver=False)
             try:
                 deadline = time.monotonic() + 90
