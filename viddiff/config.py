@@ -785,13 +785,16 @@ class RayConfig(_Section):
     remote one. ``viddiff serve`` runs its comparisons on Ray when this is set (``--ray ADDRESS``);
     ``viddiff run --executor ray`` takes ``local`` when it is not."""
     actors: int = Field(default=2, ge=1)
-    """Actors, each holding its own models (a VidDiff: chat client, cache connection, CLIP); ``viddiff serve``
-    runs ``serve.workers`` comparisons at once on each."""
+    """Actors, each holding its own models (a VidDiff: chat client, CLIP, and the cache reached through the
+    head); ``viddiff serve`` runs ``serve.workers`` comparisons at once on each."""
     num_cpus: float = Field(default=1.0, ge=0)
     """CPUs Ray reserves for each actor."""
     num_gpus: float = Field(default=0.0, ge=0)
     """GPUs Ray reserves for each actor (1 puts each actor's CLIP on a GPU of its own; set
     ``localizer.clip.device`` to ``cuda`` or ``auto``)."""
+    resources: dict[str, float] = Field(default_factory=dict)
+    """Custom Ray resources each actor asks for (``{"gpu_node": 1}``): the actors go only to nodes started with
+    them (``ray start --resources``); Ray does the placing."""
 
 
 class ServeConfig(_Section):

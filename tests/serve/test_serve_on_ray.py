@@ -15,7 +15,7 @@ from typing import Iterator
 
 import httpx
 import pytest
-from serve_helpers import Served, read_events, serve_config, wait_finished
+from serve_helpers import Served, read_events, serve_config, wait_finished, wait_until
 from test_restart import SLOW, STATEMENTS, SlowOnOneStatement, check_the_restart, submit_and_catch_running
 
 from viddiff.testing.fake_openai import FakeOpenAIServer
@@ -41,7 +41,7 @@ def slow_model() -> Iterator[FakeOpenAIServer]:
 
 
 class Placements(logging.Handler):
-    """The executor's "job J runs on Ray actor A (pid P)" lines: (job, actor, pid) in order."""
+    """The executor's "job J runs on Ray actor A (pid P on NODE)" lines: (job, actor, pid) in order."""
 
     def __init__(self) -> None:
         super().__init__(logging.INFO)
@@ -51,7 +51,7 @@ class Placements(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         if record.msg.startswith("job %s runs on Ray actor"):
             with self._lock:
-                self.seen.append(tuple(record.args))
+                self.seen.append(tuple(record.args[:3]))
 
     def of(self, job_id: str) -> list[tuple[int, int]]:
         with self._lock:
@@ -134,3 +134,113 @@ def test_without_ray_the_ray_executor_is_one_clear_error(tmp_path) -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert 'pip install "viddiff[ray]"' in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_a_job_is_stored_done_before_its_result_event_reaches_a_client(cluster, tmp_path, serve_model, clips) -> None:
+    """Bug 5 of issue 37: a GET made the moment a comparison's event stream ends said ``running`` (4 of 6
+    runs) because the result event was sent before the job was stored done. 50 comparisons in turn."""
+    config = serve_config(serve_model, tmp_path, [*RAY, "ray.actors=1", "serve.workers=2", "serve.requests_per_minute=100000"])
+    with ServerThread(tmp_path, config) as server:
+        served = Served(server, serve_model)
+        with served.client(served.new_key("race")) as client:
+            ids = {}
+            for side in ("a", "b"):
+                answer = client.post("/v1/videos", files={"video": (f"{side}.mp4", clips[side].read_bytes())})
+                assert answer.status_code == 201, answer.text
+                ids[side] = answer.json()["id"]
+            statuses = []
+            for _ in range(50):
+                answer = client.post("/v1/comparisons", data={
+                    "action": "a square crossing", "differences": ["the square moves faster"],
+                    "video_a_id": ids["a"], "video_b_id": ids["b"],
+                })
+                assert answer.status_code == 202, answer.text
+                job = answer.json()["id"]
+                events = read_events(client, job)
+                assert events[-1][1] == "result"
+                body = client.get(f"/v1/comparisons/{job}").json()
+                statuses.append((body["status"], body["result"] is not None))
+    wrong = [s for s in statuses if s != ("done", True)]
+    assert not wrong, f"{len(wrong)} of 50 GETs after the result event: {wrong[:5]}"
+
+
+@pytest.mark.slow
+def test_sigterm_stops_a_ray_server_cleanly_and_its_running_job_reruns_next_start(cluster, tmp_path, clips) -> None:
+    """Bug 6 of issue 37: SIGTERM to ``viddiff serve --ray local`` printed Ray's ``*** SIGTERM received``
+    crash dump. It stops as Ctrl-C does: exit 0, no dump, the running job left to the next start."""
+    import subprocess
+    import sys
+
+    from test_restart import _answers, config_overrides
+
+    from viddiff.serve.jobs import JobStore
+    from viddiff.testing.service import create_key, free_port
+
+    with FakeOpenAIServer(SlowOnOneStatement(), latency_s=0.1) as model:
+        config = serve_config(model, tmp_path, [*RAY, "ray.actors=1", "serve.workers=1"])
+        key = create_key(tmp_path, "sigterm")
+        port = free_port()
+        args = [sys.executable, "-m", "viddiff.cli", "-q", "serve", "--data-dir", str(tmp_path), "--port", str(port),
+                "--ray", "local"]
+        for item in [*config_overrides(model, tmp_path), "ray.actors=1", "ray.num_cpus=1"]:
+            args += ["--set", item]
+        server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            wait_until(lambda: server.poll() is not None or _answers(url), 180, "the server process to start")
+            assert server.poll() is None, server.stderr.read()
+            jobs, seen = submit_and_catch_running(url, key, clips)
+            server.send_signal(signal.SIGTERM)
+            stderr = server.communicate(timeout=60)[1]
+        finally:
+            if server.poll() is None:
+                server.kill()
+                server.wait(30)
+        assert server.returncode == -signal.SIGTERM, stderr  # uvicorn's graceful stop, then the signal's own end
+        assert "SIGTERM received" not in stderr and "Traceback" not in stderr, stderr
+        store = JobStore(tmp_path / "serve.sqlite")
+        try:  # the stop ran: the running job went back to the queue
+            assert {name: store.job(job).status for name, job in jobs.items()} == dict.fromkeys(jobs, "queued")
+        finally:
+            store.close()
+        check_the_restart(tmp_path, config, model, key, jobs, seen)
+
+
+@pytest.mark.slow
+def test_a_dead_actor_gets_no_job_and_is_replaced_while_healthz_says_degraded(
+    cluster, tmp_path, serve_model, clips, placements
+) -> None:
+    """Bug 6 of issue 37: after an actor was killed, each of the next 5 jobs went to it first, and /healthz
+    said ``ok`` with capacity halved."""
+    config = serve_config(serve_model, tmp_path, [*RAY, "ray.actors=2", "serve.workers=1",
+                                                  "serve.requests_per_minute=100000"])
+    with ServerThread(tmp_path, config) as server:
+        served = Served(server, serve_model)
+        with served.client(served.new_key("dead")) as client:
+            health = client.get("/healthz").json()
+            assert health["status"] == "ok" and health["actors"]["live"] == health["actors"]["configured"] == 2
+            assert sum(health["actors"]["by_node"].values()) == 2
+            first = [_submit(client, clips, ["the square moves faster"]), _submit(client, clips, ["the square is wider"])]
+            assert [wait_finished(client, job)["status"] for job in first] == ["done", "done"]
+            pids = {placements.of(job)[0] for job in first}
+            assert {actor for actor, _ in pids} == {0, 1}
+            dead_pid = dict(pids)[0]
+            os.kill(dead_pid, signal.SIGKILL)  # idle: no job of its own tells of its death
+
+            degraded = wait_until(
+                lambda: (h := client.get("/healthz").json())["status"] == "degraded" and h, 30, "/healthz degraded",
+                interval_s=0.02,
+            )
+            assert degraded["actors"]["live"] == 1 and degraded["actors"]["configured"] == 2, degraded
+            later = [_submit(client, clips, [f"the square is {word}"]) for word in ("taller", "smaller", "darker")]
+            assert [wait_finished(client, job)["status"] for job in later] == ["done"] * 3
+            assert all(len(placements.of(job)) == 1 for job in later)  # none was tried on the dead actor
+            assert dead_pid not in {pid for job in later for _, pid in placements.of(job)}
+
+            back = wait_until(lambda: (h := client.get("/healthz").json())["status"] == "ok" and h, 60, "the new actor")
+            assert back["actors"]["live"] == 2, back
+            both = [_submit(client, clips, ["the square moves faster"]), _submit(client, clips, ["the square is wider"])]
+            assert [wait_finished(client, job)["status"] for job in both] == ["done", "done"]
+            assert {placements.of(job)[0][0] for job in both} == {0, 1}  # the new actor takes jobs
+            assert dead_pid not in {placements.of(job)[0][1] for job in both}

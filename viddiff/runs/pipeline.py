@@ -211,7 +211,7 @@ def run_benchmark(
     _refuse_linked_outputs(out_dir)
     variant_of = functools.partial(sanity_variant, swap_videos=cfg.run.swap_videos, same_video=cfg.run.same_video)
     with OutputDirLock(out_dir):
-        vd = build_method(cfg, method or get_method("viddiff"))
+        vd = build_method(cfg, method or get_method("viddiff"), dataset.samples)
         try:
             check_mode(vd, mode)
             scored = _run_locked(cfg, benchmark, dataset, mode, splits, out_dir, resume, vd, variant_of)

@@ -4,10 +4,12 @@ Everything that makes a run trustworthy stays in the driver (this process): the 
 the one writer of ``samples.jsonl`` and ``failures.jsonl``, resume, the cost guard, scoring. Only the
 method's work moves: :class:`RayMethod` is a :class:`viddiff.methods.Method` whose ``load_videos`` and
 ``aprocess`` run on :class:`SampleActor` s, each holding one instance of the method (a VidDiff with its
-chat client, cache connection and CLIP model, loaded once) and answering several samples at once (its
+chat client, a line to the driver's cache and CLIP model, loaded once) and answering several samples at once (its
 CLIP batches their frames together). A sample is decoded and answered on the same actor, the least busy
 when its videos are read; its result, model usage and finished stages come back to the driver, which
-records them as a local run would. The actors share the cache file when they share a machine.
+records them as a local run would. The actors look up and store model answers through the driver's cache
+(:mod:`viddiff.runs.ray_cache`), on any node. They read the dataset's videos by path: the dataset must be on
+storage every node reads at the same path, which is checked at start (one clear error naming the node).
 
 Ray is an optional extra (``pip install "viddiff[ray]"``); without it the local executor is unchanged and
 asking for this one is one clear error.
@@ -27,6 +29,7 @@ from viddiff.backends.usage import UsageMeter
 from viddiff.config import Config, ModelCallConfig
 from viddiff.errors import ViddiffError
 from viddiff.methods import Method, MethodFactory
+from viddiff.runs.ray_cache import RemoteCache, start_cache_of_record
 from viddiff.schema import Mode, Sample, SampleResult, StageUsage
 
 log = logging.getLogger(__name__)
@@ -90,10 +93,21 @@ def _values_of(tree: Any, field_name: str) -> set[str]:
 class SampleActor:
     """One method instance, loaded once, answering the samples the driver sends it (a Ray actor's body)."""
 
-    def __init__(self, cfg: Config, factory: MethodFactory, environment: dict[str, str]):
+    def __init__(self, cfg: Config, factory: MethodFactory, environment: dict[str, str], cache: Optional[Any] = None):
         os.environ.update(environment)
-        self.method = factory(cfg)
+        if cache is None:
+            self.method = factory(cfg)
+        else:
+            self.method = factory(cfg, cache=RemoteCache(cache, str(cfg.cache.resolved_path())))
         self._videos: dict[int, Any] = {}
+
+    def unreadable(self, paths: list[str]) -> tuple[str, list[str]]:
+        """This actor's node, and those of ``paths`` it cannot read."""
+        import ray
+
+        node_id = ray.get_runtime_context().get_node_id()
+        address = next((n["NodeManagerAddress"] for n in ray.nodes() if n["NodeID"] == node_id), node_id)
+        return address, [p for p in paths if not os.access(p, os.R_OK)]  # a file, or a folder of frames
 
     async def load(self, token: int, sample: Sample) -> Optional[BaseException]:
         """Decode ``sample``'s videos and keep them for :meth:`process`; the error, if that failed (the video
@@ -140,7 +154,7 @@ class RayMethod:
     modes and model calls, and lends the benchmark's judge its chat client when the run is scored.
     """
 
-    def __init__(self, cfg: Config, factory: MethodFactory):
+    def __init__(self, cfg: Config, factory: MethodFactory, samples: Optional[list[Sample]] = None):
         ray = import_ray("run.executor=ray")
         self._ray = ray
         self.local: Method = factory(cfg)
@@ -150,30 +164,57 @@ class RayMethod:
         if self._started_ray:
             ray.init(address=cluster_address(cfg), include_dashboard=False)
         actor_class = ray.remote(SampleActor).options(
-            num_cpus=cfg.ray.num_cpus, num_gpus=cfg.ray.num_gpus, max_concurrency=cfg.run.max_samples_in_flight
+            num_cpus=cfg.ray.num_cpus, num_gpus=cfg.ray.num_gpus, resources=cfg.ray.resources,
+            max_concurrency=cfg.run.max_samples_in_flight + 1,
         )
         environment = endpoint_environment(cfg)
-        self._actors = [actor_class.remote(cfg, factory, environment) for _ in range(cfg.ray.actors)]
+        self._cache = start_cache_of_record(ray, cfg.cache)
+        self._actors = [actor_class.remote(cfg, factory, environment, self._cache) for _ in range(cfg.ray.actors)]
         self._busy = [0] * len(self._actors)
+        self._dead: set[int] = set()
         self._tokens = itertools.count()
+        if samples:
+            try:
+                self._check_readable(samples)
+            except BaseException:
+                asyncio.run(self.aclose())  # the actors, the cache actor and a cluster started here go
+                raise
+
+    def _check_readable(self, samples: list[Sample]) -> None:
+        """One clear error when an actor's node cannot read the dataset's videos (they are read by path)."""
+        paths = sorted({video.path for sample in samples for video in sample.videos})
+        answers = self._ray.get([actor.unreadable.remote(paths) for actor in self._actors])
+        for node, missing in answers:
+            if missing:
+                raise ViddiffError(
+                    f"run.executor=ray: the Ray node {node} cannot read {len(missing)} of the dataset's "
+                    f"{len(paths)} videos (the first: {missing[0]}); the actors read them by path, so put the dataset "
+                    "on storage every node mounts at the same path (a network filesystem or a bucket mount, "
+                    "read-only is enough), or keep the actors on nodes that have it (ray.resources)"
+                )
 
     def model_calls(self) -> dict[str, ModelCallConfig]:
         return self.local.model_calls()
 
     async def load_videos(self, sample: Sample, fps: Optional[float] = None) -> RemoteVideos:
-        """Decode on the least busy actor, which then answers the sample."""
-        actor = min(range(len(self._actors)), key=self._busy.__getitem__)
-        token = next(self._tokens)
-        self._busy[actor] += 1
-        try:
-            error = await self._actors[actor].load.remote(token, sample)
-        except BaseException:
-            self._busy[actor] -= 1
-            raise
-        if error is not None:
-            self._busy[actor] -= 1
-            raise error
-        return RemoteVideos(actor, token)
+        """Decode on the least busy live actor, which then answers the sample (another, if it dies meanwhile)."""
+        while True:
+            actor = self._least_busy()
+            token = next(self._tokens)
+            self._busy[actor] += 1
+            try:
+                error = await self._actors[actor].load.remote(token, sample)
+            except self._ray.exceptions.RayActorError:
+                self._busy[actor] -= 1
+                self._lost(actor)
+                continue
+            except BaseException:
+                self._busy[actor] -= 1
+                raise
+            if error is not None:
+                self._busy[actor] -= 1
+                raise error
+            return RemoteVideos(actor, token)
 
     async def aprocess(
         self,
@@ -185,8 +226,10 @@ class RayMethod:
         on_stage: Optional[Callable[[str], Any]] = None,
         meter: Optional[UsageMeter] = None,
     ) -> SampleResult:
+        """Answer ``sample`` on the actor that decoded its videos; where that actor dies (its node lost), decode
+        and answer it again on another: its calls already answered come from the cache of record."""
         if videos is None:  # nothing to decode (no difference to check): any actor
-            actor, token = min(range(len(self._actors)), key=self._busy.__getitem__), None
+            actor, token = self._least_busy(), None
             self._busy[actor] += 1
         else:
             actor, token = videos.actor, videos.token
@@ -196,6 +239,10 @@ class RayMethod:
             if token is not None:
                 self._actors[actor].forget.remote(token)
             raise
+        except self._ray.exceptions.RayActorError:
+            self._lost(actor)
+            again = await self.load_videos(sample) if videos is not None else None
+            return await self.aprocess(sample, mode, index=index, videos=again, on_stage=on_stage, meter=meter)
         finally:
             self._busy[actor] -= 1
         for stage, usage in outcome.usage.items():
@@ -209,9 +256,24 @@ class RayMethod:
         assert outcome.result is not None
         return outcome.result
 
+    def _least_busy(self) -> int:
+        live = [i for i in range(len(self._actors)) if i not in self._dead]
+        if not live:
+            raise ViddiffError(
+                "run.executor=ray: every Ray actor died (see the Ray logs for why); the finished samples are "
+                "kept: --resume runs the rest"
+            )
+        return min(live, key=self._busy.__getitem__)
+
+    def _lost(self, actor: int) -> None:
+        if actor not in self._dead:
+            self._dead.add(actor)
+            log.warning("Ray actor %d died (its node lost?); its samples run on the other actors", actor)
+
     def clip_stats(self) -> Optional[dict]:
-        """The actors' CLIP work added up (``None`` if none of them needed CLIP)."""
-        stats = [s for s in self._ray.get([a.clip_stats.remote() for a in self._actors]) if s is not None]
+        """The live actors' CLIP work added up (``None`` if none of them needed CLIP)."""
+        live = [a for i, a in enumerate(self._actors) if i not in self._dead]
+        stats = [s for s in self._ray.get([a.clip_stats.remote() for a in live]) if s is not None]
         if not stats:
             return None
         return {key: sum(s[key] for s in stats) for key in stats[0]}
@@ -222,13 +284,17 @@ class RayMethod:
         finally:
             for actor in self._actors:
                 self._ray.kill(actor)
+            if self._cache is not None:
+                await asyncio.gather(self._cache.close.remote(), return_exceptions=True)
+                self._ray.kill(self._cache)
             await self.local.aclose()
             if self._started_ray:
                 self._ray.shutdown()
 
 
-def build_method(cfg: Config, factory: MethodFactory) -> Method:
-    """The method a run drives: ``factory(cfg)`` here, or on Ray actors with ``run.executor: ray``."""
+def build_method(cfg: Config, factory: MethodFactory, samples: Optional[list[Sample]] = None) -> Method:
+    """The method a run drives: ``factory(cfg)`` here, or on Ray actors with ``run.executor: ray`` (whose
+    nodes must read ``samples``' videos)."""
     if cfg.run.executor == "ray":
-        return RayMethod(cfg, factory)
+        return RayMethod(cfg, factory, samples)
     return factory(cfg)

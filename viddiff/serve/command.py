@@ -47,18 +47,19 @@ def service_config(cfg: Config, data_dir: Path, workers: int | None, ray: str | 
     return cfg.model_copy(update=updates)
 
 
-def make_vid_diff_factory(cfg: Config):
+def make_vid_diff_factory(cfg: Config, cache=None):
     """``make(pose)``: the shared ``VidDiff``, or (``pose=True``) one with ``pose.evidence`` on that shares
-    the first one's cache, model client and CLIP, so only the pose estimator is loaded again."""
+    the first one's cache, model client and CLIP, so only the pose estimator is loaded again. ``cache``: the
+    cache to use (a Ray actor's :class:`viddiff.runs.ray_cache.RemoteCache`) instead of opening ``cache.path``."""
     made: list[VidDiff] = []
 
     def make(pose: bool) -> VidDiff:
         if not pose:
-            made.append(VidDiff(cfg))
+            made.append(VidDiff(cfg, cache=cache))
             return made[-1]
         pose_cfg = cfg.model_copy(update={"pose": cfg.pose.model_copy(update={"evidence": True})})
         if not made:
-            return VidDiff(pose_cfg)
+            return VidDiff(pose_cfg, cache=cache)
         base = made[0]
         return VidDiff(pose_cfg, cache=base.cache, client=base.client, embedder=base.embedder)
 

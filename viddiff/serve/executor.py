@@ -28,6 +28,7 @@ from viddiff.api import CompareEvent, EventView, VidDiff, build_sample
 from viddiff.errors import ViddiffError
 from viddiff.methods.events import Finished
 from viddiff.methods.viddiff import PairRun
+from viddiff.serve.models import ActorsHealth
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +99,9 @@ class Executor(Protocol):
 
     def running(self) -> int:
         """Jobs being run now."""
+
+    def actors(self) -> Optional[ActorsHealth]:
+        """The Ray actors' health; ``None`` for an executor without actors."""
 
     async def shutdown(self) -> None:
         """Stop every job (they stay unfinished, to be re-run after a restart) and release the models."""
@@ -173,6 +177,9 @@ class WorkerPool(ABC):
 
     def running(self) -> int:
         return len(self._running)
+
+    def actors(self) -> Optional[ActorsHealth]:
+        return None
 
     async def _stop_workers(self) -> None:
         """Stop the workers and their jobs, which stay unfinished (to be re-run after a restart)."""

@@ -391,8 +391,10 @@ class JobStore:
         """Append the ``result`` event and store the job done with its result, in one transaction, so a client
         that has read the event finds the job done; ``False`` if the job had finished already."""
         with self._write() as conn:
+            if not _finish(conn, job_id, "done", None, result):
+                return False  # cancelled or failed meanwhile: no result after its end
             _append_event(conn, job_id, "result", data, None)
-            return _finish(conn, job_id, "done", None, result)
+            return True
 
     def events_after(self, job_id: str, seq: int) -> list[EventRow]:
         rows = self._rows("SELECT seq, type, data FROM events WHERE job_id = ? AND seq > ? ORDER BY seq", (job_id, seq))
@@ -403,10 +405,19 @@ class JobStore:
             "SELECT data FROM events WHERE job_id = ? AND type = ? ORDER BY seq", (job_id, type_)
         )]
 
-    def finish(self, job_id: str, status: str, *, error: Optional[str] = None, result: Optional[str] = None) -> bool:
-        """Record the end of a job that is not finished yet; ``False`` if it already was."""
+    def finish(
+        self, job_id: str, status: str, *, error: Optional[str] = None, result: Optional[str] = None,
+        event: Optional[tuple[str, str]] = None,
+    ) -> bool:
+        """Record the end of a job that is not finished yet, and its last ``event`` (type, data) in the same
+        transaction: a reader never sees the last event of a job that is not finished, nor the reverse.
+        ``False`` (and nothing written) if it already was finished."""
         with self._write() as conn:
-            return _finish(conn, job_id, status, error, result)
+            if not _finish(conn, job_id, status, error, result):
+                return False
+            if event is not None:
+                _append_event(conn, job_id, *event, None)
+            return True
 
     def progress(self, job_id: str) -> Progress:
         row = self._rows("SELECT progress FROM jobs WHERE id = ?", (job_id,))

@@ -107,11 +107,22 @@ class Problem(BaseModel):
     detail: str
 
 
+class ActorsHealth(BaseModel):
+    """The Ray actors of ``viddiff serve --ray``: fewer live than configured while dead ones are replaced."""
+
+    configured: int
+    live: int
+    by_node: dict[str, int] = Field(default_factory=dict, description="Live actors per Ray node (its IP address).")
+
+
 class Health(BaseModel):
-    status: Literal["starting", "ok", "failed"] = "ok"
-    """``starting`` while the models load (``/readyz`` answers 503 until ``ok``)."""
+    status: Literal["starting", "ok", "degraded", "failed"] = "ok"
+    """``starting`` while the models load (``/readyz`` answers 503 until ``ok``); ``degraded``: fewer Ray actors
+    live than configured (they are being replaced)."""
     queued: int
     running: int
+    actors: Optional[ActorsHealth] = None
+    """With ``--ray`` only."""
 
 
 class ReportLink(BaseModel):

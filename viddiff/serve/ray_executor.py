@@ -2,38 +2,45 @@
 
 The API, the job store, keys, limits and the event streams stay in the server process (the head): only
 :class:`RayExecutor` knows that the work happens elsewhere. Each :class:`CompareActor` holds the server's
-``VidDiff`` (chat client, cache connection, CLIP model: loaded once per actor, on a GPU of its own with
+``VidDiff`` (chat client, a line to the head's cache, CLIP model: loaded once per actor, on a GPU of its own with
 ``ray.num_gpus: 1``) and runs up to ``serve.workers`` comparisons at once, so its CLIP batches their frames.
 A comparison is a Ray streaming generator: each event (proposal, segmentation, each verdict, the result) is
 sent back the moment the actor yields it, and the head stores and streams it on.
 
 An actor that dies mid-job (killed, out of memory, its machine gone) loses the comparison, not the job: the
-head runs it again on another actor, at least once in all. The re-run's model calls that had been answered
-come from the cache, so it yields the same events; those the head already passed on are not repeated. That
-holds where the actors share the cache file (one machine, or a shared filesystem; see docs/serve.md).
+head runs it again on another actor, at least once in all. The dead actor gets no new job and is replaced
+(:class:`viddiff.serve.ray_actors.ActorPool`). The re-run's model calls that had been answered
+come from the cache, so it yields the same events; those the head already passed on are not repeated. The
+cache is the head's, reached through Ray (:mod:`viddiff.runs.ray_cache`), so this holds across machines.
 
-The videos and reports are files under the server's ``--data-dir``: actors on other machines need it
-mounted at the same path.
+Nothing but Ray and the network is shared with the actors: the videos go to them through Ray's object store
+and the report comes back with the events (:mod:`viddiff.serve.ray_files`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
+import signal
+import threading
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, Union
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable, Optional, Union
 
 from viddiff.api import CompareEvent, VidDiff
 from viddiff.config import Config
 from viddiff.errors import ViddiffError
+from viddiff.runs.ray_cache import RemoteCache, start_cache_of_record
 from viddiff.runs.ray_method import cluster_address, endpoint_environment, import_ray
 from viddiff.serve.executor import Emitted, Ended, JobSpec, OnUpdate, WorkerPool, comparison_events, failure_message
+from viddiff.serve.models import ActorsHealth
+from viddiff.serve.ray_actors import ActorPlace, ActorPool
+from viddiff.serve.ray_files import ReportFile, job_on_this_node, read_videos, write_report
 
 log = logging.getLogger(__name__)
-MakeVidDiff = Callable[[Config], Callable[[bool], VidDiff]]
-"""``make(cfg)`` gives the server's ``make_vid_diff(pose)`` (``viddiff.serve.command.make_vid_diff_factory``)."""
+MakeVidDiff = Callable[..., Callable[[bool], VidDiff]]
+"""``make(cfg, cache)`` gives the server's ``make_vid_diff(pose)`` (``viddiff.serve.command.make_vid_diff_factory``)."""
 
 
 @dataclass(frozen=True)
@@ -44,29 +51,41 @@ class JobFailed:
     error_type: str
 
 
-ActorItem = Union[CompareEvent, JobFailed]
+ActorItem = Union[CompareEvent, ReportFile, JobFailed]
 
 
 class CompareActor:
     """The server's ``VidDiff`` on one Ray actor (its body): comparisons in, their events out as they happen."""
 
-    def __init__(self, cfg: Config, make: MakeVidDiff, environment: dict[str, str]):
+    def __init__(self, cfg: Config, make: MakeVidDiff, environment: dict[str, str], cache: Optional[Any]):
         os.environ.update(environment)
-        self._make = make(cfg)
+        self._make = make(cfg, RemoteCache(cache, str(cfg.cache.resolved_path())) if cache is not None else None)
         self._vid_diffs: dict[bool, VidDiff] = {}
         self._building = asyncio.Lock()
 
-    async def ready(self) -> int:
-        """Loads the models (CLIP too) before the first job; returns the actor's process id (for logs)."""
-        await self._vid_diff(False)
-        return os.getpid()
+    async def ready(self) -> ActorPlace:
+        """Loads the models (CLIP too) before the first job; says where the actor runs (logs, ``/healthz``)."""
+        import ray
 
-    async def compare(self, spec: JobSpec) -> AsyncIterator[ActorItem]:
-        """The comparison's events, each as soon as it is made; a failure of the comparison is the last item."""
+        await self._vid_diff(False)
+        node_id = ray.get_runtime_context().get_node_id()
+        address = next((n["NodeManagerAddress"] for n in ray.nodes() if n["NodeID"] == node_id), node_id)
+        return ActorPlace(os.getpid(), address)  # the node's own address (get_node_ip_address is the machine's)
+
+    async def watch(self) -> None:
+        """Never returns: the head's call fails the moment this actor dies (:class:`ActorPool`)."""
+        await asyncio.Event().wait()
+
+    async def compare(self, spec: JobSpec, video_a: bytes, video_b: bytes) -> AsyncIterator[ActorItem]:
+        """The comparison's events, each as soon as it is made, its report just before the result; a failure
+        of the comparison is the last item. The videos come as bytes (from the object store), never as paths."""
         try:
             vd = await self._vid_diff(spec.pose)
-            async for event in comparison_events(vd, spec):
-                yield event
+            with job_on_this_node(spec, video_a, video_b) as here:
+                async for event in comparison_events(vd, here):
+                    if event.type == "result" and here.report_path:
+                        yield ReportFile(Path(here.report_path).read_bytes())
+                    yield event
         except Exception as exc:  # noqa: BLE001 - the job's failure is reported, the actor goes on
             if not isinstance(exc, ViddiffError):
                 log.exception("job %s failed", spec.job_id)
@@ -115,9 +134,8 @@ class RayExecutor(WorkerPool):
         self._ray = import_ray("viddiff serve --ray")
         self._cfg = cfg
         self._make = make
-        self._actors: list[Any] = []
-        self._busy: list[int] = []
-        self._pids: list[int] = []
+        self._pool: Optional[ActorPool] = None
+        self._cache: Optional[Any] = None
         self._started_ray = False
 
     async def start(self, on_update: OnUpdate) -> None:
@@ -126,68 +144,92 @@ class RayExecutor(WorkerPool):
         if not ray.is_initialized():
             self._started_ray = True
             await asyncio.to_thread(ray.init, address=cluster_address(cfg), include_dashboard=False)
-        actor_class = ray.remote(CompareActor).options(
-            num_cpus=cfg.ray.num_cpus, num_gpus=cfg.ray.num_gpus, max_concurrency=cfg.serve.workers + 2
+            _give_sigterm_back()
+        actor_class = ray.remote(CompareActor).options(  # comparisons, ready, watch and close at once
+            num_cpus=cfg.ray.num_cpus, num_gpus=cfg.ray.num_gpus, resources=cfg.ray.resources,
+            max_concurrency=cfg.serve.workers + 3,
         )
         environment = endpoint_environment(cfg)
-        self._actors = [actor_class.remote(cfg, self._make, environment) for _ in range(cfg.ray.actors)]
-        self._busy = [0] * len(self._actors)
-        self._pids = list(await asyncio.gather(*(actor.ready.remote() for actor in self._actors)))
-        log.info("viddiff serve: %d Ray actors ready (pids %s)", len(self._pids), self._pids)
+        self._cache = start_cache_of_record(ray, cfg.cache)
+        self._pool = ActorPool(ray, lambda: actor_class.remote(cfg, self._make, environment, self._cache),
+                               cfg.ray.actors)
+        await self._pool.start()
         self._start_workers(cfg.ray.actors * cfg.serve.workers, "viddiff-ray-worker")
+
+    def actors(self) -> Optional[ActorsHealth]:
+        return self._pool.health() if self._pool is not None else None
 
     async def shutdown(self) -> None:
         await self._stop_workers()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(
-                asyncio.gather(*(a.close.remote() for a in self._actors), return_exceptions=True), timeout=10
-            )
-        for actor in self._actors:
-            self._ray.kill(actor)
-        self._actors = []
+        if self._pool is not None:
+            await self._pool.shutdown()
+        if self._cache is not None:
+            await asyncio.gather(self._cache.close.remote(), return_exceptions=True)
+            self._ray.kill(self._cache)
         if self._started_ray:
             await asyncio.to_thread(self._ray.shutdown)
 
     async def _execute(self, spec: JobSpec) -> Ended:
         """Run the job on the least busy actor; where that actor dies, again on another (at least once)."""
+        assert self._pool is not None, "start() first"
         passed = _Passed()
         tried: list[int] = []
+        videos = await asyncio.to_thread(self._put_videos, spec)
         while True:
-            actor = self._least_busy(avoid=tried)
+            actor, handle = await self._pool.take(avoid=tried)
             tried.append(actor)
-            log.info("job %s runs on Ray actor %d (pid %d)", spec.job_id, actor, self._pids[actor])
+            place = self._pool.place(actor)
+            log.info("job %s runs on Ray actor %d (pid %d on %s)", spec.job_id, actor, place.pid if place else -1,
+                     place.node_ip if place else "?")
             try:
-                return await self._run_on(actor, spec, passed)
-            except self._ray.exceptions.RayActorError as exc:
-                if len(tried) > len(self._actors):
+                return await self._run_on(handle, actor, spec, videos, passed)
+            except (self._ray.exceptions.RayActorError, self._ray.exceptions.ObjectLostError) as exc:
+                if isinstance(exc, self._ray.exceptions.RayActorError):  # (an event lost with its node: the watch tells)
+                    self._pool.lost(actor, handle)
+                if len(tried) > self._pool.size:
                     raise ViddiffError(
                         f"the comparison was lost with {len(tried)} Ray actors in turn (the last: {exc}); "
                         "see the Ray logs (ray.init's session directory) for why they died"
                     ) from None
                 log.warning("job %s: Ray actor %d died mid-job (%s); running it on another", spec.job_id, actor,
                             type(exc).__name__)
+            finally:
+                self._pool.release(actor)
 
-    async def _run_on(self, actor: int, spec: JobSpec, passed: _Passed) -> Ended:
-        """Stream the job's events from ``actor``; raises ``RayActorError`` if the actor dies meanwhile."""
-        self._busy[actor] += 1
-        stream = self._actors[actor].compare.remote(spec)
+    def _put_videos(self, spec: JobSpec) -> list[Any]:
+        """The job's videos in the object store, once for all its tries."""
+        try:
+            data = read_videos(spec)
+        except OSError as exc:
+            raise ViddiffError(f"a video of this comparison can no longer be read ({exc.strerror})") from None
+        return [self._ray.put(video) for video in data]
+
+    async def _run_on(self, handle: Any, actor: int, spec: JobSpec, videos: list[Any], passed: _Passed) -> Ended:
+        """Stream the job's events from ``handle``; raises ``RayActorError`` if the actor dies meanwhile."""
+        stream = handle.compare.remote(spec, *videos)
         try:
             async for ref in stream:
                 item: ActorItem = await ref
                 if isinstance(item, JobFailed):
                     return Ended(spec.job_id, "failed", item.error, item.error_type)
+                if isinstance(item, ReportFile):
+                    assert spec.report_path is not None, "a report comes only when asked for"
+                    await asyncio.to_thread(write_report, Path(spec.report_path), item.data)
+                    continue
                 if passed.is_new(item):
                     await self._emit(Emitted(spec.job_id, item))
         except asyncio.CancelledError:
             self._ray.cancel(stream)
             raise
-        finally:
-            self._busy[actor] -= 1
         if "result" not in passed.kinds:
             raise ViddiffError(f"the comparison on Ray actor {actor} ended without a result")
         return Ended(spec.job_id, "done")
 
-    def _least_busy(self, avoid: list[int]) -> int:
-        """The actor with the fewest jobs, preferring one this job has not died on yet."""
-        order = sorted(range(len(self._actors)), key=lambda i: (i in avoid, self._busy[i], i))
-        return order[0]
+
+def _give_sigterm_back() -> None:
+    """``ray.init`` puts Ray's crash handler on SIGTERM (it prints a ``*** SIGTERM received`` stack dump and
+    ends the process at once); the Python handler that was there (uvicorn's graceful stop) is put back, so
+    SIGTERM stops the server as Ctrl-C does. Signal handlers belong to the main thread: elsewhere (a server
+    in a test's thread) there is nothing to give back."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, signal.getsignal(signal.SIGTERM))

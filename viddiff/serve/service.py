@@ -100,6 +100,8 @@ class Service:
                 await self._retention_task
         await self.readiness.cancel()
         await self.executor.shutdown()
+        await self.executor.shutdown()
+        await self.store.requeue_unfinished()  # the jobs it stopped wait for the next start, and say so meanwhile
         await self.webhooks.stop()
         await asyncio.to_thread(self.store.close)
 
@@ -373,15 +375,15 @@ class Service:
         error = update.error if update.error is None or row is None else without_paths(update.error, {
             row.spec["video_a"]: "video_a", row.spec["video_b"]: "video_b", str(self.data_dir): "the server's data dir",
         })
-        if update.status == "done":
+        event = None
+        if update.status == "done":  # normally stored already, with its result event (_record)
             for data in await self.store.events_of_type(update.job_id, "result"):
                 result = ResultEvent.model_validate_json(data).result.model_dump_json()
-        else:
-            payload = {"type": update.status, "error": error}
-            await self.store.add_event(update.job_id, update.status, json.dumps(payload))
+        else:  # its last event and its end in one transaction, and neither after a result
+            event = (update.status, json.dumps({"type": update.status, "error": error}))
         if update.error_type == "EndpointError":
             self.metrics.model_call_errors.inc()
-        if await self.store.finish(update.job_id, update.status, error=error, result=result):
+        if await self.store.finish(update.job_id, update.status, error=error, result=result, event=event):
             await self._observe(update.job_id)
 
     async def _observe(self, job_id: str) -> None:

@@ -15,16 +15,20 @@ def router(service: Service) -> APIRouter:
     routes = APIRouter(tags=["service"])
     operator = owner_dependency(service, "metrics")
 
-    @routes.get("/healthz", response_model=Health)
+    @routes.get("/healthz", response_model=Health, response_model_exclude_none=True)
     async def healthz() -> Health:
         executor = service.executor
-        return Health(status=service.readiness.state, queued=executor.queued(), running=executor.running())
+        actors = executor.actors()
+        status = service.readiness.state
+        if status == "ok" and actors is not None and actors.live < actors.configured:
+            status = "degraded"  # dead Ray actors being replaced
+        return Health(status=status, queued=executor.queued(), running=executor.running(), actors=actors)
 
     @routes.get("/readyz", response_model=Health, responses={503: {"model": Health}})
     async def readyz() -> JSONResponse:
         """200 once the service can take a job; 503 while its models load (a container's readiness probe)."""
         health = await healthz()
-        return JSONResponse(health.model_dump(), status_code=200 if service.readiness.ready else 503)
+        return JSONResponse(health.model_dump(exclude_none=True), status_code=200 if service.readiness.ready else 503)
 
     @routes.get("/metrics", response_class=PlainTextResponse, responses=errors(*KEYED))
     async def metrics(_: str = Depends(operator)) -> Response:
