@@ -164,8 +164,11 @@ class RayExecutor(WorkerPool):
         if self._pool is not None:
             await self._pool.shutdown()
         if self._cache is not None:
-            await asyncio.gather(self._cache.close.remote(), return_exceptions=True)
-            self._ray.kill(self._cache)
+            try:  # a signal to the whole process group may have ended the cache actor already
+                await self._cache.close.remote()
+                self._ray.kill(self._cache)
+            except Exception as exc:  # noqa: BLE001 - gone is as good as closed: it committed each store
+                log.info("the cache actor was gone at shutdown (%s)", type(exc).__name__)
         if self._started_ray:
             await asyncio.to_thread(self._ray.shutdown)
 
