@@ -168,7 +168,10 @@ def test_cli_compare_describe_prints_a_description(synth_dir, offline_sets, caps
     sample = load_dataset(DataConfig(dataset=str(synth_dir)))[2]
     pair = [sample.videos[0].path, sample.videos[1].path]
     assert main(["compare", *pair, "--describe", "--n-differences", "3", *offline_sets]) == 0
-    text = capsys.readouterr().out.strip()
+    captured = capsys.readouterr()
+    text = captured.out.strip()
     assert text and ("Video A" in text or "both videos" in text.lower())
+    assert "NOTE" not in text  # stdout is the description itself; the stand-in notice names it, on stderr
+    assert "produced these results: the sentences of this description say nothing about the method" in captured.err
     assert main(["compare", *pair, "--describe", "--difference", "x", *offline_sets]) == 2
     assert "drop --difference" in capsys.readouterr().err

@@ -609,11 +609,11 @@ class VidPairConfig(_Section):
     judge_open: bool = True
     """Score open-ended answers with our judge; ``false`` leaves them unscored (no judge calls)."""
     unanswered_question: Literal["skip_entry", "score_entry"] = "skip_entry"
-    """``videoqa`` scorer: an entry one of whose questions has no answer on any video. ``skip_entry``: the entry
-    is skipped, reading "no answer anywhere" as the question's key missing from the release's predictions file
-    (an ASSUMPTION about a file format the release does not publish). ``score_entry``: the release's reading
-    when the key is there without answers: the entry is scored under its other rules, the unanswered question
-    counted in ``gt_yes`` and in no unit."""
+    """``videoqa`` scorer: answers that are missing (failed samples). ``skip_entry``: an entry one of whose
+    questions has no answer on any video is skipped, and a missing answer is no answer. ``score_entry``: a
+    missing answer reads as the release's ``API_ERROR`` (its inference script records a failed call so): the
+    entry is scored under its other rules, the unanswered question counted in ``gt_yes`` and in no unit, and
+    the missing answers count in the release's pairing check (which does not list ``API_ERROR`` as a failure)."""
 
 
 BLAZEPOSE_TASK_URL = (

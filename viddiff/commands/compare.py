@@ -13,7 +13,7 @@ from viddiff.methods.events import Finished
 from viddiff.methods.viddiff import PairRun
 from viddiff.pose.measure import describe_evidence
 from viddiff.report.compare import PairOutputs
-from viddiff.report.standins import STAND_IN_NOTE, note_lines, notice_of
+from viddiff.report.standins import COMPARE_SHOWS, DESCRIBE_SHOWS, STAND_IN_NOTE, note_lines, notice_of
 from viddiff.report.views import StandInView
 from viddiff.runs.cost_guard import dollars
 from viddiff.schema import Mode, Sample, StageUsage
@@ -64,7 +64,7 @@ def cli_compare(args: argparse.Namespace) -> int:
         print(result.model_dump_json(indent=2))
         return 0
     print(result.description if mode == "describe" else format_comparison(result))
-    notice = notice_of(stand_ins)
+    notice = notice_of(stand_ins, DESCRIBE_SHOWS if mode == "describe" else COMPARE_SHOWS)
     if notice:  # beside the table; on stderr when stdout is the description itself
         print(notice, file=sys.stderr if mode == "describe" else sys.stdout)
     return 0
