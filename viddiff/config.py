@@ -320,6 +320,11 @@ class DifferencerConfig(ModelCallConfig):
     pose_evidence: bool = False
     """Put each difference's body-pose measurement (``pose`` section) into the prompt as measured context.
     Off, as in the paper (an option beyond it: docs/pose.md)."""
+    evidence: Literal["off", "decide"] = "off"
+    """Who answers where a difference has comparable body-pose evidence. ``off``: the VLM, and the result shows
+    the measured verdict beside it, marking any disagreement; ``decide``: the measurement (``c`` where it says
+    within noise only with ``options: abc``), the VLM the rest. ``decide`` measures (as ``pose.evidence``)
+    and waits for the measurements before the first verdict. Off, as in the paper (docs/pose.md)."""
 
 
 class _PromptFiles(_Section):

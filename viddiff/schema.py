@@ -220,6 +220,30 @@ class Keyframes(_Model):
     b: VideoKeyframes
 
 
+AgreementOutcome = Literal["agree", "disagree", "undecided", "measured only"]
+"""``undecided``: the measurement supports no verdict (uncertain, not comparable); ``measured only``: no VLM answer."""
+
+
+class Agreement(_Model):
+    """The VLM's answer beside the verdict its difference's own measurement supports: the one headline every
+    face shows (:func:`viddiff.pose.agreement.agreement`; docs/pose.md, "One headline")."""
+
+    vlm: Optional[Letter] = None
+    """The VLM's answer (``None``: no valid answer, or no VLM, as in the ``pose`` method)."""
+    measured: Optional[Letter] = None
+    """What the measurement supports (``c``: within noise or below the smallest meaningful difference);
+    ``None`` where it supports nothing (uncertain, not comparable)."""
+    measured_words: str
+    """The measured reading in a few words: "B (13° apart, beyond ±5.1°)", "same within ±6°", "not compared"."""
+    measured_reason: str = ""
+    """The measured reading in full (the ``pose`` method's rationale)."""
+    outcome: AgreementOutcome
+    decided_by: Literal["vlm", "measurement"]
+    """Whose answer is the ``prediction`` (``differencer.evidence``)."""
+    headline: str
+    """"VLM: B · measured: same within ±6° — disagree"."""
+
+
 class Prediction(_Model):
     """The differencer's verdict on one difference."""
 
@@ -230,6 +254,9 @@ class Prediction(_Model):
     rationale: str = ""
     raw_answers: list[str] = Field(default_factory=list)
     votes: list[Letter] = Field(default_factory=list)
+    agreement: Optional[Agreement] = None
+    """Where the difference has body-pose evidence: the VLM's answer beside the measured one (and which
+    decided ``prediction``). ``None`` without evidence."""
 
 
 PoseQuantity = Literal[

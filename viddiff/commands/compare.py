@@ -97,6 +97,8 @@ def format_comparison(result: ComparisonResult) -> str:
     for d in result.differences:
         times = f"{_fmt_times(d.times_a)} / {_fmt_times(d.times_b)}"
         lines.append(f"{d.description.ljust(width)}  {names[d.prediction]:<12}  {times}")
+        if d.agreement is not None:
+            lines.append(f"  verdict: {d.agreement.headline}")
         if d.evidence is not None:
             lines.append(f"  measured: {describe_evidence(d.evidence)}")
             if d.evidence.status == "not_comparable":
