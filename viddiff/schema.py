@@ -313,6 +313,12 @@ class CameraView(_Model):
     """Frames the estimate rests on."""
     method: str = ""
     """How it was estimated, e.g. "3D world landmarks" or "2D torso geometry"."""
+    roll_deg: Optional[float] = None
+    """The body's up direction in the picture over the clip, degrees clockwise from the picture's up (0 upright,
+    90 lying with the head towards the right, 180 upside down), after ``turned_deg``; ``None`` when unknown."""
+    turned_deg: int = 0
+    """Quarter turns (counter-clockwise, degrees) the keypoints were turned by before measuring, because the
+    picture was turned relative to the other video's (a phone held sideways or upside down without a rotation tag)."""
 
 
 class SubjectInfo(_Model):

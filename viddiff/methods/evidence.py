@@ -28,6 +28,7 @@ from viddiff.pose.agreement import settle
 from viddiff.pose.align import stage_windows
 from viddiff.pose.estimators import PoseEstimator, build_pose_estimator
 from viddiff.pose.mapping import map_differences
+from viddiff.pose.roll import level_pair
 from viddiff.pose.measure import Settings, VideoMeasures, measure
 from viddiff.pose.track import PoseTrack, estimate_track
 from viddiff.pose.sampling import pose_rate
@@ -142,13 +143,13 @@ class PoseEvidence:
         :meth:`begin`'s future (started here when not given)."""
         ready = await (prepared if prepared is not None else self.prepare(sample, proposal, meter))
         cfg = self.config.pose
+        tracks = level_pair(*ready.tracks) if ready.tracks else (None, None)  # a picture turned relative to the other
         kinematics = [
             track.kinematics(min_confidence=cfg.min_confidence, smoothing_frames=cfg.smoothing_frames, fix_sides=cfg.fix_side_swaps)
             if track is not None else None
-            for track in (ready.tracks or (None, None))
+            for track in tracks
         ]
         label = ready.tracks[0].estimator if ready.tracks else None
-        tracks = ready.tracks or (None, None)
         subjects = [track.subject_info(kin) if track is not None else None for track, kin in zip(tracks, kinematics)]
         keyframes = {k.key: k for k in localization.keyframes}
         settings = Settings(
@@ -211,5 +212,5 @@ def _view(track: PoseTrack, windows: np.ndarray, spec: MeasurementSpec) -> Camer
     return estimate_view(track, inside(track.times_s, float(start), float(end)))
 
 
-def _views_differ(a: CameraView, b: CameraView, *, tolerance_deg: float) -> Optional[str]:
-    return comparable_views(a, b, tolerance_deg)
+def _views_differ(a: CameraView, b: CameraView, spec: MeasurementSpec, *, tolerance_deg: float) -> Optional[str]:
+    return comparable_views(a, b, tolerance_deg, spec)
