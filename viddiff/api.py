@@ -101,8 +101,9 @@ class SegmentationEvent(BaseModel):
 
 class VerdictEvent(BaseModel):
     """One difference decided (in the order verdicts arrive); equal to its entry in the final result, except
-    that with ``pose.evidence`` alone its ``evidence`` is left out: measured beside the judging, it comes with
-    the result (with ``differencer.pose_evidence`` it is measured first and included)."""
+    that with ``pose.evidence`` alone its ``evidence`` and ``agreement`` are left out: measured beside the
+    judging, they come with the result (with ``differencer.pose_evidence`` or ``differencer.evidence: decide``
+    it is measured first and included)."""
 
     type: Literal["verdict"] = "verdict"
     difference: DifferenceResult

@@ -336,6 +336,9 @@ class SubjectInfo(_Model):
     """Sampled frames left as gaps because the measured person could not be told apart from someone else."""
     side_unresolved: int = 0
     """Sampled frames whose left/right labels could not be settled (gaps for one-side quantities)."""
+    runner_up: Optional[float] = None
+    """The next person's score by the rule as a share of the measured person's (1 = a tie; at 0.8 or more the
+    choice is close and is said with a warning); ``None`` when nobody else was a candidate."""
 
 
 class EvidencePoint(_Model):

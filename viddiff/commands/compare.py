@@ -12,6 +12,7 @@ from viddiff.errors import ViddiffError
 from viddiff.methods.events import Finished
 from viddiff.methods.viddiff import PairRun
 from viddiff.pose.measure import describe_evidence
+from viddiff.pose.view import describe_measured
 from viddiff.report.compare import PairOutputs
 from viddiff.report.standins import STAND_IN_NOTE, note_lines, notice_of
 from viddiff.report.views import StandInView
@@ -103,6 +104,9 @@ def format_comparison(result: ComparisonResult) -> str:
             lines.append(f"  measured: {describe_evidence(d.evidence)}")
             if d.evidence.status == "not_comparable":
                 lines.append(f"    not compared: {d.evidence.reason}")
+            who = describe_measured(d.evidence)
+            if who:
+                lines.append(f"    who: {who}")
         elif d.evidence_absent:
             lines.append(f"  measured: nothing ({d.evidence_absent})")
     for note in result.notes:

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Optional
 import numpy as np
 
 from viddiff.pose.facing import circular_median, facing_per_frame, wrap_degrees as _wrap, yaw_2d, yaw_3d
+from viddiff.pose.people import describe_subject
 from viddiff.pose.roll import body_up
 from viddiff.pose.vocabulary import QUANTITIES
-from viddiff.schema import CameraView, MeasurementSpec
+from viddiff.schema import CameraView, Evidence, MeasurementSpec
 
 if TYPE_CHECKING:
     from viddiff.pose.track import PoseTrack
@@ -138,8 +139,21 @@ def comparable_views(
     )
 
 
+def describe_measured(evidence: Evidence) -> str:
+    """Who was measured in each video and from where, for people: "A: the person on the left, 1 of 3 in view,
+    filmed from the front (yaw +1°); B: the only person in view, filmed from an angle (yaw −40°)"."""
+    parts = []
+    for which, view, subject in (("A", evidence.view_a, evidence.subject_a), ("B", evidence.view_b, evidence.subject_b)):
+        words = [w for w in (subject and describe_subject(subject), view and describe_view(view)) if w]
+        if words:
+            parts.append(f"{which}: {', '.join(words)}")
+    return "; ".join(parts)
+
+
 def describe_view(view: CameraView) -> str:
     """The view in words: "filmed from an angle (yaw −40°)", with any quarter turns made to measure it."""
+    if view.label == "unknown":
+        return "camera view unknown"
     words = f"filmed from {WORDS[view.label]}" + (f" (yaw {view.yaw_deg:+.0f}°)" if view.yaw_deg is not None else "")
     if view.turned_deg:
         how = "upside down" if view.turned_deg == 180 else f"on its side, turned {view.turned_deg}° back"
@@ -148,6 +162,6 @@ def describe_view(view: CameraView) -> str:
 
 
 __all__ = [
-    "circular_median", "comparable_views", "describe_view", "estimate_view", "frame_yaws", "mirrored", "side_free",
+    "circular_median", "comparable_views", "describe_measured", "describe_view", "estimate_view", "frame_yaws", "mirrored", "side_free",
     "view_gap", "view_label",
 ]

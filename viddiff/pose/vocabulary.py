@@ -57,7 +57,7 @@ QUANTITIES: dict[str, Quantity] = {
                  "hips lower, e.g. a deeper squat)", roll=True),
         Quantity("speed", "torso lengths/s", "speed of one body part (give body_part), in torso lengths per second",
                  sided=True, margin="speed", relative_floor=True),
-        Quantity("duration", "s", "how long the stage (or the whole action) lasts, in seconds; larger = slower "
+        Quantity("duration", "s", "how long the stage lasts, in seconds (for the whole action: the clip's length); larger = slower "
                  "tempo; needs no pose", needs_pose=False, margin="duration"),
     )
 }
@@ -118,7 +118,9 @@ def label(spec: MeasurementSpec, stage_name: Optional[str]) -> str:
     """The measurement in words: "minimum left knee angle during 'descent'"."""
     where = f"during '{stage_name}'" if stage_name else "over the whole action"
     if spec.quantity == "duration":
-        return f"duration of '{stage_name}'" if stage_name else "duration of the whole action"
+        # The whole action's duration is the clip's length from its first frame to its end: a trimmed clip's is
+        # the trim's, not the movement's own start and end, so it says so.
+        return f"duration of '{stage_name}'" if stage_name else "clip length"
     side = "" if spec.side in ("none",) else ("left and right " if spec.side == "both" else f"{spec.side} ")
     if spec.quantity == "speed":
         what = f"{side}{spec.body_part} speed"
