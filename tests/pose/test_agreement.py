@@ -63,6 +63,7 @@ def test_decide_lets_the_measurement_answer_and_c_only_where_the_options_allow_i
     assert (slower["prediction"], faster["prediction"]) == ("b", "a")
     assert slower["agreement"]["decided_by"] == faster["agreement"]["decided_by"] == "measurement"
     assert slower["agreement"]["measured_words"].startswith("B (×1.5")
+    assert slower["rationale"].startswith("clip length: A 1.67") and ". The VLM answered " in slower["rationale"]
 
     assert main(compare(clip_h264, clip_h264, statements, sets, *decide, "--set", "differencer.options=abc")) == 0
     assert [d["prediction"] for d in json.loads(capsys.readouterr().out)["differences"]] == ["c", "c"]

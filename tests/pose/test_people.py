@@ -18,7 +18,7 @@ from viddiff.pose.people import Person, centre, describe_subject
 from viddiff.pose.skeleton import INDEX, JOINTS
 from viddiff.pose.track import PoseTrack, estimate_track
 from viddiff.pose.view import comparable_views, estimate_view, view_gap
-from viddiff.schema import CameraView
+from viddiff.schema import CameraView, MeasurementSpec
 from viddiff.video import VideoFrames, read_video
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -153,6 +153,16 @@ def test_views_of_two_cameras_differ_and_one_camera_agrees_with_itself(view_trac
     assert comparable_views(cam01, half, tolerance) is None and view_gap(cam01, half) < 10
     reason = comparable_views(cam01, cam02, tolerance)
     assert reason is not None and reason.startswith("A filmed from an angle") and "B from the front" in reason
+    # The camera's roll: the body's up direction over the clip (cam01: the person leans towards the picture's
+    # right, about 20°); a picture rolled 45° more compares knee angles (they turn with it) but not trunk lean
+    assert 5 < cam01.roll_deg < 40 and abs(cam01.roll_deg - half.roll_deg) < 5 and cam01.turned_deg == 0
+    rolled = cam01.model_copy(update={"roll_deg": cam01.roll_deg + 45})
+    knees, lean = (
+        MeasurementSpec(quantity=q, side=side, statistic="mean", direction="greater")
+        for q, side in (("knee_angle", "both"), ("trunk_lean", "none"))
+    )
+    assert comparable_views(cam01, rolled, tolerance, knees) is None
+    assert "the body's up direction in the picture differs by 45°" in comparable_views(cam01, rolled, tolerance, lean)
     # The view over some frames only (a stage), by mask or by indices
     rows = np.zeros(len(view_tracks["cam02"].xy), dtype=bool)
     rows[:5] = True

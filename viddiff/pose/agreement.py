@@ -54,12 +54,14 @@ def settle(
     options: Options,
 ) -> Prediction:
     """``prediction`` with its :class:`Agreement` (none without evidence), answered by the measurement where
-    ``mode`` lets it decide."""
+    ``mode`` lets it decide (its rationale then leads, the VLM's follows)."""
     if evidence is None:
         return prediction
     agreed = agreement(prediction.prediction, evidence, margins, mode=mode, options=options)
-    letter = agreed.measured if agreed.decided_by == "measurement" else prediction.prediction
-    return prediction.model_copy(update={"prediction": letter, "agreement": agreed})
+    if agreed.decided_by == "vlm":
+        return prediction.model_copy(update={"agreement": agreed})
+    rationale = f"{agreed.measured_reason}. The VLM answered {_NAMES[prediction.prediction]}: {prediction.rationale}"
+    return prediction.model_copy(update={"prediction": agreed.measured, "rationale": rationale, "agreement": agreed})
 
 
 def _measurement_answers(measured: Optional[Letter], options: Options) -> bool:

@@ -132,9 +132,10 @@ def comparable_views(
     tilt = abs(float(_wrap(b_seen.roll_deg - a.roll_deg)))
     if tilt <= tolerance_deg:
         return None
+    b_words = f"B ({b.roll_deg:+.0f}°" + (", seen in a mirror)" if b_seen is not b else ")")
     return (
-        f"the body's up direction in the picture differs by {tilt:.0f}° between A ({a.roll_deg:+.0f}°) and B "
-        f"({b.roll_deg:+.0f}°), more than {tolerance_deg:g}°: a rolled camera and a different posture cannot be "
+        f"the body's up direction in the picture differs by {tilt:.0f}° between A ({a.roll_deg:+.0f}°) and {b_words}, "
+        f"more than {tolerance_deg:g}°: a rolled camera and a different posture cannot be "
         f"told apart, and {QUANTITIES[spec.quantity].name.replace('_', ' ')} is read against the picture's vertical"
     )
 
@@ -153,8 +154,9 @@ def describe_measured(evidence: Evidence) -> str:
 def describe_view(view: CameraView) -> str:
     """The view in words: "filmed from an angle (yaw −40°)", with any quarter turns made to measure it."""
     if view.label == "unknown":
-        return "camera view unknown"
-    words = f"filmed from {WORDS[view.label]}" + (f" (yaw {view.yaw_deg:+.0f}°)" if view.yaw_deg is not None else "")
+        words = "camera view unknown"
+    else:
+        words = f"filmed from {WORDS[view.label]}" + (f" (yaw {view.yaw_deg:+.0f}°)" if view.yaw_deg is not None else "")
     if view.turned_deg:
         how = "upside down" if view.turned_deg == 180 else f"on its side, turned {view.turned_deg}° back"
         words += f"; the picture is {how} relative to the other video's (keypoints turned back to measure)"
@@ -162,6 +164,6 @@ def describe_view(view: CameraView) -> str:
 
 
 __all__ = [
-    "circular_median", "comparable_views", "describe_measured", "describe_view", "estimate_view", "frame_yaws", "mirrored", "side_free",
-    "view_gap", "view_label",
+    "circular_median", "comparable_views", "describe_measured", "describe_view", "estimate_view", "frame_yaws",
+    "mirrored", "side_free", "view_gap", "view_label",
 ]
