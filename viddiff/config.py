@@ -320,6 +320,11 @@ class DifferencerConfig(ModelCallConfig):
     pose_evidence: bool = False
     """Put each difference's body-pose measurement (``pose`` section) into the prompt as measured context.
     Off, as in the paper (an option beyond it: docs/pose.md)."""
+    evidence: Literal["off", "decide"] = "off"
+    """Who answers where a difference has comparable body-pose evidence. ``off``: the VLM, and the result shows
+    the measured verdict beside it, marking any disagreement; ``decide``: the measurement (``c`` where it says
+    within noise only with ``options: abc``), the VLM the rest. ``decide`` measures (as ``pose.evidence``)
+    and waits for the measurements before the first verdict. Off, as in the paper (docs/pose.md)."""
 
 
 class _PromptFiles(_Section):
@@ -758,7 +763,7 @@ class PoseConfig(_Section):
     the person faces; frames whose labels still contradict the view are gaps for one-side quantities."""
     subject: Literal["auto", "largest", "centre", "left", "right"] = "auto"
     """Who is measured when several people are in view: ``auto`` = largest and nearest the centre over the
-    frames they are seen; ``largest``; ``centre``; ``left`` / ``right`` = leftmost / rightmost in the picture."""
+    frames they are seen, weighted by how much they move; ``largest``; ``centre``; ``left`` / ``right`` = leftmost / rightmost in the picture."""
     view_tolerance_deg: float = Field(default=30.0, gt=0, le=90)
     """Body angles of two videos are compared only when their camera views (yaw, front and back folded together)
     differ by at most this; see docs/pose.md "Camera view" for the measurement behind it."""

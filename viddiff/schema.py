@@ -220,6 +220,30 @@ class Keyframes(_Model):
     b: VideoKeyframes
 
 
+AgreementOutcome = Literal["agree", "disagree", "undecided", "measured only"]
+"""``undecided``: the measurement supports no verdict (uncertain, not comparable); ``measured only``: no VLM answer."""
+
+
+class Agreement(_Model):
+    """The VLM's answer beside the verdict its difference's own measurement supports: the one headline every
+    face shows (:func:`viddiff.pose.agreement.agreement`; docs/pose.md, "One headline")."""
+
+    vlm: Optional[Letter] = None
+    """The VLM's answer (``None``: no valid answer, or no VLM, as in the ``pose`` method)."""
+    measured: Optional[Letter] = None
+    """What the measurement supports (``c``: within noise or below the smallest meaningful difference);
+    ``None`` where it supports nothing (uncertain, not comparable)."""
+    measured_words: str
+    """The measured reading in a few words: "B (13° apart, beyond ±5.1°)", "same within ±6°", "not compared"."""
+    measured_reason: str = ""
+    """The measured reading in full (the ``pose`` method's rationale)."""
+    outcome: AgreementOutcome
+    decided_by: Literal["vlm", "measurement"]
+    """Whose answer is the ``prediction`` (``differencer.evidence``)."""
+    headline: str
+    """"VLM: B · measured: same within ±6° — disagree"."""
+
+
 class Prediction(_Model):
     """The differencer's verdict on one difference."""
 
@@ -230,6 +254,9 @@ class Prediction(_Model):
     rationale: str = ""
     raw_answers: list[str] = Field(default_factory=list)
     votes: list[Letter] = Field(default_factory=list)
+    agreement: Optional[Agreement] = None
+    """Where the difference has body-pose evidence: the VLM's answer beside the measured one (and which
+    decided ``prediction``). ``None`` without evidence."""
 
 
 PoseQuantity = Literal[
@@ -286,6 +313,12 @@ class CameraView(_Model):
     """Frames the estimate rests on."""
     method: str = ""
     """How it was estimated, e.g. "3D world landmarks" or "2D torso geometry"."""
+    roll_deg: Optional[float] = None
+    """The body's up direction in the picture over the clip, degrees clockwise from the picture's up (0 upright,
+    90 lying with the head towards the right, 180 upside down), after ``turned_deg``; ``None`` when unknown."""
+    turned_deg: int = 0
+    """Quarter turns (counter-clockwise, degrees) the keypoints were turned by before measuring, because the
+    picture was turned relative to the other video's (a phone held sideways or upside down without a rotation tag)."""
 
 
 class SubjectInfo(_Model):
@@ -303,6 +336,9 @@ class SubjectInfo(_Model):
     """Sampled frames left as gaps because the measured person could not be told apart from someone else."""
     side_unresolved: int = 0
     """Sampled frames whose left/right labels could not be settled (gaps for one-side quantities)."""
+    runner_up: Optional[float] = None
+    """The next person's score by the rule as a share of the measured person's (1 = a tie; at 0.8 or more the
+    choice is close and is said with a warning); ``None`` when nobody else was a candidate."""
 
 
 class EvidencePoint(_Model):

@@ -176,7 +176,7 @@ def test_a_stage_too_short_for_the_pose_frame_rate_is_uncertain() -> None:
 def test_different_views_are_not_comparable_but_keep_their_numbers() -> None:
     side, front = CameraView(label="side", yaw_deg=90.0, frames=36), CameraView(label="front", yaw_deg=0.0, frames=36)
 
-    def views_differ(a: CameraView, b: CameraView):
+    def views_differ(a: CameraView, b: CameraView, spec):
         return None if a.label == b.label else f"A filmed from the {a.label}, B from the {b.label}"
 
     settings = Settings(smoothing_frames=1, views_differ=views_differ)

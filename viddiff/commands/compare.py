@@ -12,6 +12,7 @@ from viddiff.errors import ViddiffError
 from viddiff.methods.events import Finished
 from viddiff.methods.viddiff import PairRun
 from viddiff.pose.measure import describe_evidence
+from viddiff.pose.view import describe_measured
 from viddiff.report.compare import PairOutputs
 from viddiff.report.standins import COMPARE_SHOWS, DESCRIBE_SHOWS, STAND_IN_NOTE, note_lines, notice_of
 from viddiff.report.views import StandInView
@@ -97,10 +98,15 @@ def format_comparison(result: ComparisonResult) -> str:
     for d in result.differences:
         times = f"{_fmt_times(d.times_a)} / {_fmt_times(d.times_b)}"
         lines.append(f"{d.description.ljust(width)}  {names[d.prediction]:<12}  {times}")
+        if d.agreement is not None:
+            lines.append(f"  verdict: {d.agreement.headline}")
         if d.evidence is not None:
             lines.append(f"  measured: {describe_evidence(d.evidence)}")
             if d.evidence.status == "not_comparable":
                 lines.append(f"    not compared: {d.evidence.reason}")
+            who = describe_measured(d.evidence)
+            if who:
+                lines.append(f"    who: {who}")
         elif d.evidence_absent:
             lines.append(f"  measured: nothing ({d.evidence_absent})")
     for note in result.notes:

@@ -28,8 +28,8 @@ from viddiff.schema import (
 )
 
 _DIGITS = 4
-ViewCheck = Callable[[CameraView, CameraView], Optional[str]]
-"""Two views → ``None`` when a 2D body quantity compares between them, else the reason in words."""
+ViewCheck = Callable[[CameraView, CameraView, MeasurementSpec], Optional[str]]
+"""Two views and the measurement → ``None`` when it compares between them, else the reason in words."""
 
 
 @dataclass(frozen=True)
@@ -113,13 +113,15 @@ def measure(
     if problems:
         return evidence
     values = dict(value_a=_round(read_a.value), value_b=_round(read_b.value), interval_a=interval_a, interval_b=interval_b)
-    views = comparability(a.view, b.view, settings.views_differ)
+    views = comparability(a.view, b.view, settings.views_differ, spec)
     if views is not None:
         return evidence.model_copy(update={**values, "status": "not_comparable", "reason": views})
     return evidence.model_copy(update={**values, "status": "measured", "reason": ""})
 
 
-def comparability(view_a: Optional[CameraView], view_b: Optional[CameraView], views_differ: Optional[ViewCheck]) -> Optional[str]:
+def comparability(
+    view_a: Optional[CameraView], view_b: Optional[CameraView], views_differ: Optional[ViewCheck], spec: MeasurementSpec
+) -> Optional[str]:
     """Why a 2D body quantity does not compare between these two views (``None``: it does, or they are unknown).
 
     A joint angle, a lean, a width or a speed seen in the image is a projection: the same movement filmed from
@@ -127,7 +129,7 @@ def comparability(view_a: Optional[CameraView], view_b: Optional[CameraView], vi
     and durations need no projection and always compare (they never reach this rule)."""
     if view_a is None or view_b is None or views_differ is None:
         return None
-    return views_differ(view_a, view_b)
+    return views_differ(view_a, view_b, spec)
 
 
 def decide(evidence: Evidence, margins: Mapping[str, float]) -> tuple[Optional[Letter], str]:
@@ -290,8 +292,11 @@ def _problems(
 
 
 def _combined(kin: Kinematics, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """One series from one or two (left and right: the mean of the sides found in each frame), with gap reasons."""
-    stacked = np.stack([kin.values[n] for n in names])
+    """One series from one or two (left and right: the mean of the sides found in each frame), with gap reasons.
+    A left+right mean also uses the frames whose sides are unresolved where that cannot change it
+    (:attr:`~viddiff.pose.kinematics.Kinematics.either_side`)."""
+    either = len(names) == 2 and all(n in kin.either_side for n in names)
+    stacked = np.stack([(kin.either_side if either else kin.values)[n] for n in names])
     reasons = np.stack([kin.reasons[n] for n in names])
     found = np.isfinite(stacked)
     count = found.sum(axis=0)

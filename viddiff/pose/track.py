@@ -64,6 +64,9 @@ class PoseTrack:
     the hips, y down, z away from the camera); NaN where not found; ``None`` when the estimator gives none."""
     identity_gap: Optional[np.ndarray] = None
     """(T,) frames where someone was found who could not be shown to be the measured person (gaps, never values)."""
+    turned_deg: int = 0
+    """Degrees (a multiple of 90, counter-clockwise) the keypoints were turned from the picture's own frame
+    (:func:`viddiff.pose.roll.level_pair`); ``width`` and ``height`` are the turned frame's."""
 
     @property
     def detected(self) -> np.ndarray:

@@ -61,7 +61,8 @@ function addVerdict(d) {
   row.dataset.key = d.key;
   const measured = d.evidence && d.evidence.value_a != null
     ? d.evidence.value_a + " / " + d.evidence.value_b + " " + (d.evidence.unit || "") : "";
-  for (const text of [d.description, verdictNames[d.prediction], measured]) {
+  const verdict = d.agreement ? d.agreement.headline : verdictNames[d.prediction];
+  for (const text of [d.description, verdict, measured]) {
     const cell = document.createElement("td");
     cell.textContent = text;
     row.appendChild(cell);
