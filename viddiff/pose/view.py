@@ -103,6 +103,16 @@ def comparable_views(a: CameraView, b: CameraView, tolerance_deg: float) -> Opti
     )
 
 
+def faces_plane(view: Optional[CameraView], plane: Optional[str], tolerance_deg: float) -> bool:
+    """Whether the camera faces a quantity's plane of motion within ``tolerance_deg``, so that its 2D value is the
+    body's own: ``sagittal`` (joint angles, lean) from the side, ``frontal`` (widths) from the front or back.
+    Front and back are folded together, so a 2D view estimate answers as well as a 3D one."""
+    if view is None or view.yaw_deg is None or plane is None:
+        return False
+    turn = _turn(view.yaw_deg)
+    return turn >= 90.0 - tolerance_deg if plane == "sagittal" else turn <= tolerance_deg
+
+
 def circular_median(degrees: np.ndarray) -> float:
     """The angle minimising the summed circular distance to ``degrees`` (searched over the data themselves)."""
     values = np.asarray(degrees, dtype=np.float64)
@@ -115,4 +125,4 @@ def _wrap(degrees: np.ndarray) -> np.ndarray:
     return 180.0 - np.mod(180.0 - np.asarray(degrees, dtype=np.float64), 360.0)
 
 
-__all__ = ["circular_median", "comparable_views", "estimate_view", "frame_yaws", "view_gap", "view_label"]
+__all__ = ["circular_median", "comparable_views", "estimate_view", "faces_plane", "frame_yaws", "view_gap", "view_label"]
