@@ -7,7 +7,10 @@ both values with their intervals; or, when too few frames or seconds give a conf
 the reason and no number; or, when the two cameras see the body from views too different for a 2D quantity to
 mean the same thing, both values, the reason and ``not_comparable``. :func:`decide` turns a measured evidence
 into ``a``/``b`` only when the difference exceeds both the combined uncertainty and the quantity's smallest
-meaningful difference, else ``c`` "within measurement noise". Pure: arrays and pydantic models in and out.
+meaningful difference, else ``c`` "within measurement noise". A 2D value is the body's own only where the camera
+faces the quantity's plane of motion; elsewhere it is marked as seen in the picture and its interval carries a
+calibrated view part, which a verdict between comparable views replaces by the smaller view part of the
+difference (docs/pose.md "Accuracy"). Pure: arrays and pydantic models in and out.
 """
 
 from __future__ import annotations
@@ -157,7 +160,7 @@ def decide(evidence: Evidence, margins: Mapping[str, float]) -> tuple[Optional[L
     unit = evidence.unit
     numbers = f"{evidence.label}: A {_with_interval(a, evidence.interval_a, unit)}, B {_with_interval(b, evidence.interval_b, unit)}"
     ua, ub = _comparison_width(evidence.interval_a), _comparison_width(evidence.interval_b)
-    shared = any(i is not None and i.in_picture for i in (evidence.interval_a, evidence.interval_b))
+    shared = evidence.view_difference > 0
     if kind in ("angle", "length"):
         margin = margins["angle_deg" if kind == "angle" else "length"]
         gap, noise = abs(b - a), math.hypot(ua, ub, evidence.view_difference)
