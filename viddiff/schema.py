@@ -384,6 +384,13 @@ class EvidenceInterval(_Model):
     happened somewhere after the frame before the first frame labelled with the stage)."""
     noise_floor: float = 0.0
     """The estimator's noise floor for the quantity (``pose.noise_floors``, measured on real video)."""
+    view: float = 0.0
+    """How far the value seen in the picture may lie from the body's own, from this camera's view (``pose.view_errors``,
+    calibrated against 3D truth); 0 when the camera faces the quantity's plane of motion."""
+    in_picture: bool = False
+    """The value is the quantity as seen in the picture from this camera's view, not the body's own (the camera does
+    not face its plane of motion within ``pose.plane_tolerance_deg``); the view part widens the interval to cover
+    the body's value."""
     frames: int = 0
     """Pose frames with a value inside the window."""
     seconds: float = 0.0
@@ -430,6 +437,10 @@ class Evidence(_Model):
     subject_a: Optional[SubjectInfo] = None
     subject_b: Optional[SubjectInfo] = None
     """Who was measured in each video, and how many people were seen (``None`` for durations)."""
+    view_difference: float = 0.0
+    """How far B − A seen in the two pictures may lie from the body's B − A when either value is only the picture's
+    (``pose.view_difference_errors``, calibrated against 3D truth): part of the uncertainty a verdict weighs, beside
+    both intervals without their view parts (docs/pose.md "Accuracy")."""
 
     @model_validator(mode="after")
     def _numbers_only_when_measured(self) -> "Evidence":

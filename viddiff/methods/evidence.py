@@ -157,6 +157,8 @@ class PoseEvidence:
             robust_window_s=cfg.robust_window_s, smoothing_frames=cfg.smoothing_frames,
             noise_floors=cfg.noise_floors.model_dump(), alignment=cfg.alignment,
             views_differ=functools.partial(_views_differ, tolerance_deg=cfg.view_tolerance_deg),
+            view_errors=cfg.view_errors.model_dump(), plane_tolerance_deg=cfg.plane_tolerance_deg,
+            view_difference_errors=cfg.view_difference_errors.model_dump(),
         )
         stage_names = [s.name for s in proposal.stages]
         evidence = []

@@ -151,6 +151,16 @@ def describe_measured(evidence: Evidence) -> str:
     return "; ".join(parts)
 
 
+def faces_plane(view: Optional[CameraView], plane: Optional[str], tolerance_deg: float) -> bool:
+    """Whether the camera faces a quantity's plane of motion within ``tolerance_deg``, so that its 2D value is the
+    body's own: ``sagittal`` (joint angles, lean) from the side, ``frontal`` (widths) from the front or back.
+    Front and back are folded together, so a 2D view estimate answers as well as a 3D one."""
+    if view is None or view.yaw_deg is None or plane is None:
+        return False
+    turn = _turn(view.yaw_deg)
+    return turn >= 90.0 - tolerance_deg if plane == "sagittal" else turn <= tolerance_deg
+
+
 def describe_view(view: CameraView) -> str:
     """The view in words: "filmed from an angle (yaw −40°)", with any quarter turns made to measure it."""
     if view.label == "unknown":
@@ -164,6 +174,6 @@ def describe_view(view: CameraView) -> str:
 
 
 __all__ = [
-    "circular_median", "comparable_views", "describe_measured", "describe_view", "estimate_view", "frame_yaws",
-    "mirrored", "side_free", "view_gap", "view_label",
+    "circular_median", "comparable_views", "describe_measured", "describe_view", "estimate_view", "faces_plane",
+    "frame_yaws", "mirrored", "side_free", "view_gap", "view_label",
 ]

@@ -32,13 +32,19 @@ class Quantity:
     roll: bool = False
     """Read against the picture's vertical (trunk lean, heights), so a rolled camera changes it; joint angles,
     widths and speeds do not change when the picture turns."""
+    plane: Optional[Literal["sagittal", "frontal"]] = None
+    """The plane the quantity moves in, where a 2D value is then the body's own when the camera faces it (sagittal:
+    a side view; frontal: a front or back view). ``None`` where no view was measured to make it so: on the
+    Pose2Sim take (``bench/pose_accuracy.py``), hip and elbow angles, widths and heights stay 20° (0.1 body
+    units) or more (p90) from the body's from every direction, since those joints also move out of any one plane;
+    shoulders and lean came close from the front there only because that take's arm raises were sideways."""
 
 
 QUANTITIES: dict[str, Quantity] = {
     q.name: q
     for q in (
         Quantity("knee_angle", "°", "angle at the knee between thigh and shin; 180 = straight leg, smaller = more bent "
-                 "(a deeper squat has a smaller minimum knee angle)", sided=True, margin="angle"),
+                 "(a deeper squat has a smaller minimum knee angle)", sided=True, margin="angle", plane="sagittal"),
         Quantity("hip_angle", "°", "angle at the hip between torso and thigh; 180 = standing straight, smaller = more "
                  "folded at the hip", sided=True, margin="angle"),
         Quantity("elbow_angle", "°", "angle at the elbow between upper arm and forearm; 180 = straight arm",
@@ -46,7 +52,7 @@ QUANTITIES: dict[str, Quantity] = {
         Quantity("shoulder_angle", "°", "angle at the shoulder between torso and upper arm; 0 = arm along the body, "
                  "180 = arm straight overhead", sided=True, margin="angle"),
         Quantity("ankle_angle", "°", "angle at the ankle between shin and foot; smaller = shin tilted further over "
-                 "the foot", sided=True, margin="angle"),
+                 "the foot", sided=True, margin="angle", plane="sagittal"),
         Quantity("trunk_lean", "°", "tilt of the torso from vertical; 0 = upright, larger = leaning further (any "
                  "direction)", margin="angle", roll=True),
         Quantity("stance_width", "hip widths", "distance between the ankles, in hip widths"),
