@@ -32,6 +32,18 @@ def _predictions(out: Path) -> list[dict]:
     return json.loads((out / "predictions.json").read_text())
 
 
+def test_a_run_on_the_demo_data_says_nothing_about_strides(tmp_path, offline_sets, capsys):
+    """Issue 42: `viddiff data synth` then `viddiff run` warned 'target fps 8 is not an integer divisor of 12 fps'
+    in a new user's first minute; the synthetic clips are now at whole multiples of the inference rates."""
+    data = tmp_path / "synth"
+    assert main(["-q", "data", "synth", "--out", str(data), "--pairs", "2"]) == 0
+    capsys.readouterr()
+    assert _run(data, tmp_path / "run", offline_sets) == 0
+    printed = capsys.readouterr()
+    assert "Closed accuracy" in printed.out
+    assert "integer divisor" not in printed.err + printed.out and "stride" not in printed.err
+
+
 def test_closed_run_writes_every_file(synth_dir, tmp_path, offline_sets, capsys):
     out = tmp_path / "run"
     assert _run(synth_dir, out, offline_sets) == 0
