@@ -1,9 +1,16 @@
-"""Benchmark: peak memory (RSS) of ``viddiff compare`` on long 1080p phone clips.
+"""Benchmark: peak memory (RSS) of ``viddiff compare`` on long 1080p phone clips, and where it comes from.
 
-Each compare runs in a fresh child process (``viddiff compare``, open mode, 3 differences, default
-settings otherwise) against the scripted stand-in server, with a random-weight CLIP whose input is
+Each compare runs in a fresh child process (``viddiff compare --json-lines``, open mode, 3 differences,
+default settings otherwise) against the scripted stand-in server, with a random-weight CLIP whose input is
 224 px like the default model's (2 layers, so the bench measures frames, not a model). Its peak RSS
-is the child's ``ru_maxrss`` (``os.wait4``). The clips are generated once with PyAV (cheap content:
+is the child's ``ru_maxrss`` (``os.wait4``). The peak is split into where it comes from: the imports (a
+child that only imports what compare imports), the sampled frames kept at CLIP's input size (their count
+times 224 x 224 x 3 bytes), and the rest, the transient work; the child's RSS is polled (every 20 ms) to
+give the peak before the segmentation event (decoding and embedding) and after it (keyframes decoded again
+at full size, the differencer's requests). The split uses anonymous memory (``RssAnon``: the heap, arrays,
+tensors), which a machine short of memory cannot take back without swap; RSS also counts the pages of the
+shared libraries mapped in, which the kernel drops and reads again under memory pressure from other jobs,
+so a loaded machine's RSS can read lower than the same run's on an idle one. The clips are generated once with PyAV (cheap content:
 scrolling coarse noise, a fresh noise band, a moving box; x264 ultrafast, 30 fps) and cached in
 ``--workdir``; B is a copy of A under another name, so both are decoded and kept, as two clips are.
 ``--source-fps 8`` writes and decodes 4x fewer frames (a loaded machine takes an hour for 2 x 18 000
@@ -11,6 +18,7 @@ scrolling coarse noise, a fresh noise band, a moving box; x264 ultrafast, 30 fps
 
     python bench/memory.py                                  # 10-min pair: this tree only
     python bench/memory.py --source-fps 8                   # the same frames kept, a quarter of the decoding
+    python bench/memory.py --source-fps 5 8 30 --workdir /work/scratch/longclip   # the three clip rates
     python bench/memory.py --baseline-src /path/to/old/checkout --baseline-minutes 1
     python bench/memory.py --minutes 2.5 --baseline-src /work/main --baseline-minutes 2.5
 
@@ -29,7 +37,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -81,8 +91,62 @@ def clip_pair(workdir: Path, minutes: float, fps: float) -> tuple[Path, Path]:
     return a, b
 
 
-def compare(src: Path, clips: tuple[Path, Path], base_url: str, workdir: Path, label: str) -> tuple[float, float, dict]:
-    """Peak RSS (GB) and wall time (s) of one compare run by the ``viddiff`` in ``src``, and its JSON result."""
+@dataclass
+class RssTimeline:
+    """A child's resident memory, polled from ``/proc``, and when each of its events arrived."""
+
+    pid: int
+    samples: list[tuple[float, float]] = field(default_factory=list)
+    """(time, GB of anonymous memory)."""
+    events: list[tuple[float, str]] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def poll(self) -> None:
+        while not self._stop.is_set():
+            try:
+                status = Path(f"/proc/{self.pid}/status").read_text()
+            except OSError:
+                return
+            for line in status.splitlines():
+                if line.startswith("RssAnon:"):
+                    self.samples.append((time.perf_counter(), int(line.split()[1]) / 2**20))
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def peak_between(self, start: Optional[str], end: Optional[str]) -> float:
+        """Peak GB from the first event named ``start`` (or the beginning) to the first named ``end`` (or the end)."""
+        begin = next((t for t, name in self.events if name == start), 0.0) if start else 0.0
+        until = next((t for t, name in self.events if name == end), float("inf")) if end else float("inf")
+        return max((gb for t, gb in self.samples if begin <= t <= until), default=float("nan"))
+
+
+def imports_gb(src: Path) -> tuple[float, float]:
+    """RSS and anonymous memory (GB) of a child that has only imported what a compare imports."""
+    code = (
+        "import av, torch, open_clip, viddiff.cli, viddiff.api, viddiff.commands.compare, viddiff.methods.viddiff\n"
+        "status = dict(line.split(':', 1) for line in open('/proc/self/status'))\n"
+        "print(int(status['VmRSS'].split()[0]), int(status['RssAnon'].split()[0]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(src)},
+                         capture_output=True, text=True, check=True).stdout.split()
+    rss_kb, anon_kb = (int(v) for v in out)
+    return rss_kb / 2**20, anon_kb / 2**20
+
+
+def kept_frames(clip: Path, target_fps: float = 4.0) -> int:
+    """Frames compare samples from ``clip`` (at its default fps): each is kept at CLIP's 224 x 224 input size."""
+    from viddiff.video.read import compute_stride, probe_video
+
+    info = probe_video(clip)
+    return len(range(0, info.n_frames, compute_stride(info.fps, target_fps)))
+
+
+def compare(
+    src: Path, clips: tuple[Path, Path], base_url: str, workdir: Path, label: str
+) -> tuple[float, float, dict, RssTimeline]:
+    """Peak RSS (GB), wall time (s), JSON result and RSS timeline of one compare by the ``viddiff`` in ``src``."""
     arch = workdir / "viddiff-bench-clip224.json"
     arch.write_text(json.dumps(BENCH_CLIP))
     cache = workdir / f"cache-{label}.sqlite"
@@ -93,19 +157,39 @@ def compare(src: Path, clips: tuple[Path, Path], base_url: str, workdir: Path, l
         "localizer.clip.pretrained=null", "localizer.clip.device=cpu", f"cache.path={cache}",
     ]
     argv = [sys.executable, "-m", "viddiff.cli", "-q", "compare", str(clips[0]), str(clips[1]),
-            "--action", "a squat", "--n-differences", "3", "--json"]
+            "--action", "a squat", "--n-differences", "3", "--json-lines"]
     for item in sets:
         argv += ["--set", item]
     env = {**os.environ, "PYTHONPATH": str(src), "OPENAI_API_KEY": "dummy"}
     out, err = workdir / f"{label}.json", workdir / f"{label}.err"
     started = time.perf_counter()
     with out.open("w") as stdout, err.open("w") as stderr:
-        child = subprocess.Popen(argv, stdout=stdout, stderr=stderr, env=env, cwd=workdir)
+        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=stderr, env=env, cwd=workdir, text=True)
+        timeline = RssTimeline(child.pid)
+        poller = threading.Thread(target=timeline.poll, daemon=True)
+        poller.start()
+        assert child.stdout is not None
+        for line in child.stdout:  # one JSON event per line, flushed as it happens
+            timeline.events.append((time.perf_counter(), json.loads(line)["type"]))
+            stdout.write(line)
         _, status, usage = os.wait4(child.pid, 0)
+        timeline.stop()
+        poller.join()
     elapsed = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{label}: compare failed:\n{err.read_text()[-2000:]}")
-    return usage.ru_maxrss / 2**20, elapsed, json.loads(out.read_text())
+    result = json.loads(out.read_text().splitlines()[-1])["result"]
+    return usage.ru_maxrss / 2**20, elapsed, result, timeline
+
+
+def where_it_comes_from(base: tuple[float, float], frames: int, timeline: RssTimeline) -> str:
+    """The anonymous-memory peak split into the imports', the kept frames' and the rest (transient work)."""
+    frames_gb = frames * 224 * 224 * 3 / 2**30
+    before, after = timeline.peak_between(None, "segmentation"), timeline.peak_between("segmentation", None)
+    peak = max(before, after)
+    return (f"anonymous memory peak {peak:.2f} GB = imports {base[1]:.2f} + {frames} kept frames {frames_gb:.2f} + "
+            f"the rest {peak - base[1] - frames_gb:.2f} (decoding and embedding: peak {before:.2f}; after the "
+            f"segmentation, full-size keyframes and differencer: {after:.2f}); imports alone: {base[0]:.2f} GB RSS")
 
 
 def same_result(a: dict, b: dict) -> bool:
@@ -125,7 +209,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--baseline-src", type=Path, help="another checkout to measure (e.g. before a change)")
     parser.add_argument("--baseline-minutes", type=float, default=1.0,
                         help="clip length for the baseline and for this tree beside it")
-    parser.add_argument("--source-fps", type=float, default=30.0, help="frame rate of the generated clips")
+    parser.add_argument("--source-fps", type=float, nargs="+", default=[30.0],
+                        help="frame rate(s) of the generated clips: one compare per rate")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "viddiff-bench-memory")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
@@ -133,20 +218,26 @@ def main(argv: Optional[list[str]] = None) -> int:
     from viddiff.testing.responders import ScriptedModel
 
     args.workdir.mkdir(parents=True, exist_ok=True)
+    base = imports_gb(ROOT)
     with FakeOpenAIServer(ScriptedModel()) as server:
-        if args.baseline_src is not None:
-            clips = clip_pair(args.workdir, args.baseline_minutes, args.source_fps)
-            old_gb, old_s, old = compare(args.baseline_src, clips, server.base_url, args.workdir, "baseline")
-            new_gb, new_s, new = compare(ROOT, clips, server.base_url, args.workdir, "this-tree-short")
-            print(f"{args.baseline_minutes:g}-min 1080p pair: baseline {old_gb:.2f} GB ({old_s:.0f} s), "
-                  f"this tree {new_gb:.2f} GB ({new_s:.0f} s): {old_gb / new_gb:.1f}x less memory; "
-                  f"same segmentation, keyframes and verdicts: {same_result(old, new)}", flush=True)
-        clips = clip_pair(args.workdir, args.minutes, args.source_fps)
-        gb, seconds, _ = compare(ROOT, clips, server.base_url, args.workdir, "this-tree")
-        verdict = "within" if gb <= TARGET_GB else "ABOVE"
-        print(f"{args.minutes:g}-min 1080p pair: this tree {gb:.2f} GB peak RSS ({seconds:.0f} s), "
-              f"{verdict} the {TARGET_GB} GB target")
-    print(f"(clips at {args.source_fps:g} fps, compared at 4 fps: compare's default)")
+        for fps in args.source_fps:
+            if args.baseline_src is not None:
+                clips = clip_pair(args.workdir, args.baseline_minutes, fps)
+                old_gb, old_s, old, old_line = compare(args.baseline_src, clips, server.base_url, args.workdir, "baseline")
+                new_gb, new_s, new, new_line = compare(ROOT, clips, server.base_url, args.workdir, "this-tree-short")
+                old_anon, new_anon = old_line.peak_between(None, None), new_line.peak_between(None, None)
+                print(f"{args.baseline_minutes:g}-min 1080p pair at {fps:g} fps: baseline {old_gb:.2f} GB RSS, "
+                      f"{old_anon:.2f} GB anonymous ({old_s:.0f} s); this tree {new_gb:.2f} GB RSS, {new_anon:.2f} GB "
+                      f"anonymous ({new_s:.0f} s): {old_anon - new_anon:+.2f} GB anonymous less; "
+                      f"same segmentation, keyframes and verdicts: {same_result(old, new)}", flush=True)
+            clips = clip_pair(args.workdir, args.minutes, fps)
+            gb, seconds, _, timeline = compare(ROOT, clips, server.base_url, args.workdir, "this-tree")
+            verdict = "within" if gb <= TARGET_GB else "ABOVE"
+            frames = 2 * kept_frames(clips[0])
+            print(f"{args.minutes:g}-min 1080p pair at {fps:g} fps: this tree {gb:.2f} GB peak RSS ({seconds:.0f} s), "
+                  f"{verdict} the {TARGET_GB} GB target", flush=True)
+            print(f"  {where_it_comes_from(base, frames, timeline)}", flush=True)
+    print("(compared at 4 fps: compare's default)")
     return 0
 
 

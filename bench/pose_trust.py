@@ -16,7 +16,8 @@ It reports:
 - different views of one take (all pairs of the four synchronised cameras): a/b should never happen; not
   comparable or within noise is right;
 - tempo on the slowed copies: the duration ratio read (target 1.5 ± 2%) and the "slower"/"faster" verdicts;
-- people: detection, people seen, identity gaps and abrupt jumps of the measured body, on the multi-person clips
+- people: detection, people seen, who was measured, identity gaps and abrupt jumps of the measured body, on the
+  four cameras of the two-person take (the athlete on the force plates is the target in each)
   and a wide frame of two 884x498 halves side by side (1768x498, target: a person in 80% of frames);
 - cost: pose milliseconds per frame, pose frames per video at the defaults, seconds per comparison.
 
@@ -48,6 +49,7 @@ from viddiff.cache import Cache
 from viddiff.config import Config, PoseConfig, load_config
 from viddiff.methods import get_method
 from viddiff.pose.estimators import build_pose_estimator
+from viddiff.pose.people import describe_subject
 from viddiff.pose.track import estimate_track
 from viddiff.schema import SampleResult
 from viddiff.testing import offline_overrides
@@ -213,14 +215,14 @@ def people_row(label: str, path: Path, estimator, cache: Cache) -> list[str]:
     track = estimate_track(video, estimator, cache)
     detected = track.detected
     people = getattr(track, "people", None)
-    subject = getattr(track, "subject", None)
+    subject = track.subject
     seen = "not reported by this version"
     if people is not None:
         counts = people_counts(people)
         seen = f"max {int(np.max(counts))}, ≥2 in {int(np.sum(counts >= 2))} frames" if len(counts) else "0"
+    who = describe_subject(subject) + (f" (hips at x = {subject.position[0]:.2f})" if subject.position else "")
     return [label, f"{video.frames.shape[2]}x{video.frames.shape[1]}", str(len(detected)),
-            f"{detected.mean():.0%}", seen, "not reported by this version" if subject is None else str(subject)[:80],
-            str(jumps(track.xy))]
+            f"{detected.mean():.0%}", seen, who, str(jumps(track.xy))]
 
 
 def subject_summary(outcomes: list[Outcome]) -> str:
@@ -256,6 +258,7 @@ def main() -> None:
         singles=noise.require_clips(args.clips_dir, SINGLE[:2] if args.quick else SINGLE),
         multis=noise.require_clips(args.clips_dir, MULTI[:2] if args.quick else MULTI),
         crowd=noise.require_clips(args.clips_dir, [CROWD])[0],
+        people=noise.require_clips(args.clips_dir, MULTI),
         root=args.clips_dir,
     )
     variants = ("reencode", "rotate90", "slow_vfr", "mirrored") if args.quick else VARIANTS
@@ -276,6 +279,8 @@ class Clips:
     singles: list[Path]
     multis: list[Path]
     crowd: Path
+    people: list[Path]
+    """All four cameras of the two-person take, even with --quick (the subject rule is checked on each)."""
     root: Path
 
 
@@ -330,7 +335,7 @@ async def measure_all(
     cache = Cache(work / "people.sqlite")
     wide = side_by_side(clips.crowd, clips.crowd, work / "variants" / "wide_1768x498.mp4")
     half = resized_copy(clips.crowd, work / "variants" / "half_884x498.mp4", 884, 498)
-    rows = [people_row(str(p.relative_to(clips.root)), p, estimator, cache) for p in (*clips.multis, clips.crowd)]
+    rows = [people_row(str(p.relative_to(clips.root)), p, estimator, cache) for p in (*clips.people, clips.crowd)]
     rows += [people_row("Sports2D demo at 884x498", half, estimator, cache),
              people_row("two 884x498 halves side by side", wide, estimator, cache)]
     lines += people_table(rows, subject_summary(view_outcomes))

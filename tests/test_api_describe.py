@@ -92,10 +92,12 @@ def test_describe_mode_proposes_localises_verifies_and_renders(pair, server, tmp
         if d.scope == "global":
             assert proposal.links[d.key] == list(range(len(proposal.stages)))
             assert len(positions) == 3 and positions[0] < n_a / 3 and positions[-1] >= 2 * n_a / 3
-        else:  # a burst centred on its linked stage
+        else:  # a burst centred on its linked stage, shifted as a whole to fit inside the video
             (stage,) = proposal.links[d.key]
             start, end = result.segmentations[0].spans[stage]
-            assert start <= positions[len(positions) // 2] < end
+            middle = positions[len(positions) // 2]
+            below, above = middle - positions[0], positions[-1] - middle
+            assert middle == min(max((start + end - 1) // 2, below), n_a - 1 - above)
     assert result.description == render_description(proposal.differences, result.predictions)
     assert "In Video A, " in result.description  # two different videos: some verdict is a or b
     order = [CATEGORY_NAMES[c].capitalize() for c in CATEGORIES]
@@ -168,7 +170,10 @@ def test_cli_compare_describe_prints_a_description(synth_dir, offline_sets, caps
     sample = load_dataset(DataConfig(dataset=str(synth_dir)))[2]
     pair = [sample.videos[0].path, sample.videos[1].path]
     assert main(["compare", *pair, "--describe", "--n-differences", "3", *offline_sets]) == 0
-    text = capsys.readouterr().out.strip()
+    captured = capsys.readouterr()
+    text = captured.out.strip()
     assert text and ("Video A" in text or "both videos" in text.lower())
+    assert "NOTE" not in text  # stdout is the description itself; the stand-in notice names it, on stderr
+    assert "produced these results: the sentences of this description say nothing about the method" in captured.err
     assert main(["compare", *pair, "--describe", "--difference", "x", *offline_sets]) == 2
     assert "drop --difference" in capsys.readouterr().err

@@ -51,6 +51,26 @@ def test_config_list_and_show() -> None:
     assert missing.returncode == 2 and "presets: " in missing.stderr
 
 
+def test_config_list_gives_each_preset_a_whole_sentence() -> None:
+    """A colon or an abbreviation inside the leading comment does not cut the description short."""
+    listing = subprocess.run([*VIDDIFF, "config", "list"], capture_output=True, text=True, check=True).stdout
+    summaries = {line.split()[0]: line.split(maxsplit=1)[1] for line in listing.splitlines()[: len(preset_names())]}
+    assert summaries["ifvidcap"].endswith("2 frames per second (docs/captioning.md).")
+    assert "(paper App. G, Table 5: 2 fps," in summaries["ifvidcap-vllm-qwen2.5-vl"]
+    assert summaries["ifvidcap-vllm-qwen2.5-vl"].endswith("the video sent natively.")
+    for name, summary in summaries.items():
+        assert summary.endswith("."), (name, summary)
+        assert summary.count("(") == summary.count(")"), (name, summary)
+
+
+def test_preset_comments_name_presets_not_checkout_paths() -> None:
+    """`--config configs/x.yaml` works only in a checkout; `--config x` works wherever viddiff is installed."""
+    shown = subprocess.run([*VIDDIFF, "config", "show", "cpu-fast"], capture_output=True, text=True, check=True).stdout
+    assert "--config cpu-fast\n" in shown
+    for name in preset_names():
+        assert "--config configs/" not in (presets_dir() / f"{name}.yaml").read_text(), name
+
+
 def test_a_run_takes_the_preset_by_name(tmp_path: Path) -> None:
     """`--config NAME` on a real command line (and a misspelt one is refused, exit 2)."""
     proc = subprocess.run(

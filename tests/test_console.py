@@ -287,7 +287,7 @@ def test_run_log_has_plain_progress_and_one_warning_per_kind(
     monkeypatch.setenv("OPENAI_API_KEY", "dummy")
     proc = run_cli(
         "run", "--dataset", str(synth_dir), "--mode", "closed", "--output", str(tmp_path / "out"),
-        "--set", "data.default_fps=5", "--set", "data.fps_by_domain={}",  # 12 fps clips: stride 2 gives 6, not 5
+        "--set", "data.default_fps=5", "--set", "data.fps_by_domain={}",  # 8 fps clips: stride 2 gives 4, not 5
         *offline_args(scripted_server, tmp_path / "c.sqlite"),
     )
     assert proc.returncode == 0, proc.stderr

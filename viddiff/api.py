@@ -25,7 +25,7 @@ from viddiff.methods.viddiff import VidDiffMethod
 from viddiff.report.standins import localised_with_clip, model_roles, note_lines, stand_in_views
 from viddiff.report.views import StandInView
 from viddiff.schema import (
-    Difference, Evidence, Keyframes, Letter, Mode, Prediction, Proposal, Sample, SampleResult, Segmentation, Stage,
+    Agreement, Difference, Evidence, Keyframes, Letter, Mode, Prediction, Proposal, Sample, SampleResult, Segmentation, Stage,
     StageUsage, VideoRef,
 )
 
@@ -55,6 +55,10 @@ class DifferenceResult(BaseModel):
     their unit, stage and frames, or why it could not be measured. ``None`` where no measurement fits."""
     evidence_absent: Optional[str] = None
     """Why there is no ``evidence`` although pose evidence was asked for (``None`` when it was not asked for)."""
+    agreement: Optional[Agreement] = None
+    """With ``evidence``: the VLM's answer beside the measured one, whether they agree, which decided
+    ``prediction`` (``differencer.evidence``), and the ``headline`` to show ("VLM: B · measured: same within
+    ±6° — disagree")."""
 
 
 class ComparisonResult(BaseModel):
@@ -97,8 +101,9 @@ class SegmentationEvent(BaseModel):
 
 class VerdictEvent(BaseModel):
     """One difference decided (in the order verdicts arrive); equal to its entry in the final result, except
-    that with ``pose.evidence`` alone its ``evidence`` is left out: measured beside the judging, it comes with
-    the result (with ``differencer.pose_evidence`` it is measured first and included)."""
+    that with ``pose.evidence`` alone its ``evidence`` and ``agreement`` are left out: measured beside the
+    judging, they come with the result (with ``differencer.pose_evidence`` or ``differencer.evidence: decide``
+    it is measured first and included)."""
 
     type: Literal["verdict"] = "verdict"
     difference: DifferenceResult
@@ -380,6 +385,7 @@ def difference_result(
         stages=_stage_names(proposal, pred.key),
         evidence=evidence,
         evidence_absent=evidence_absent,
+        agreement=pred.agreement,
     )
 
 

@@ -321,6 +321,11 @@ class DifferencerConfig(ModelCallConfig):
     pose_evidence: bool = False
     """Put each difference's body-pose measurement (``pose`` section) into the prompt as measured context.
     Off, as in the paper (an option beyond it: docs/pose.md)."""
+    evidence: Literal["off", "decide"] = "off"
+    """Who answers where a difference has comparable body-pose evidence. ``off``: the VLM, and the result shows
+    the measured verdict beside it, marking any disagreement; ``decide``: the measurement (``c`` where it says
+    within noise only with ``options: abc``), the VLM the rest. ``decide`` measures (as ``pose.evidence``)
+    and waits for the measurements before the first verdict. Off, as in the paper (docs/pose.md)."""
 
 
 class _PromptFiles(_Section):
@@ -610,11 +615,11 @@ class VidPairConfig(_Section):
     judge_open: bool = True
     """Score open-ended answers with our judge; ``false`` leaves them unscored (no judge calls)."""
     unanswered_question: Literal["skip_entry", "score_entry"] = "skip_entry"
-    """``videoqa`` scorer: an entry one of whose questions has no answer on any video. ``skip_entry``: the entry
-    is skipped, reading "no answer anywhere" as the question's key missing from the release's predictions file
-    (an ASSUMPTION about a file format the release does not publish). ``score_entry``: the release's reading
-    when the key is there without answers: the entry is scored under its other rules, the unanswered question
-    counted in ``gt_yes`` and in no unit."""
+    """``videoqa`` scorer: answers that are missing (failed samples). ``skip_entry``: an entry one of whose
+    questions has no answer on any video is skipped, and a missing answer is no answer. ``score_entry``: a
+    missing answer reads as the release's ``API_ERROR`` (its inference script records a failed call so): the
+    entry is scored under its other rules, the unanswered question counted in ``gt_yes`` and in no unit, and
+    the missing answers count in the release's pairing check (which does not list ``API_ERROR`` as a failure)."""
 
 
 BLAZEPOSE_TASK_URL = (
@@ -724,6 +729,35 @@ class PoseNoiseFloorsConfig(_Section):
     """Share of the value (the pair floor: a ratio of ×1.45)."""
 
 
+VIEW_DIFFERENCE_ERRORS: dict[str, float] = {
+    "knee_angle": 17.9, "hip_angle": 21.5, "elbow_angle": 44.6, "shoulder_angle": 7.5, "ankle_angle": 41.0,
+    "trunk_lean": 22.1, "stance_width": 1.1, "grip_width": 1.31, "wrist_height": 0.63, "hip_height": 0.27, "speed": 0.0,
+}
+"""Defaults of ``pose.view_difference_errors`` (``bench/pose_accuracy.py``)."""
+
+
+class PoseViewErrorsConfig(_Section):
+    """How far a statistic of a quantity seen in the picture may lie from the body's own, when the camera does not
+    face the quantity's plane of motion (``pose.plane_tolerance_deg``): a ± *view* part added to the value's
+    interval, so that it covers the body's true value. Defaults: calibrated with ``bench/pose_accuracy.py`` on
+    the Pose2Sim two-person take against triangulated 3D truth, the smallest part that makes 95% of intervals
+    cover the truth there (held out: 98% on the single take, 91% on a camera left out of the calibration; docs/pose.md
+    "Accuracy"). Degrees for angles and lean, body units for widths and heights."""
+
+    knee_angle: float = Field(default=34.4, ge=0)
+    hip_angle: float = Field(default=38.6, ge=0)
+    elbow_angle: float = Field(default=79.3, ge=0)
+    shoulder_angle: float = Field(default=37.0, ge=0)
+    ankle_angle: float = Field(default=61.2, ge=0)
+    trunk_lean: float = Field(default=23.2, ge=0)
+    stance_width: float = Field(default=1.23, ge=0)
+    grip_width: float = Field(default=1.43, ge=0)
+    wrist_height: float = Field(default=0.58, ge=0)
+    hip_height: float = Field(default=0.46, ge=0)
+    speed: float = Field(default=0.0, ge=0)
+    """Not calibrated (speeds have no 3D truth here): 0, and a speed is always labelled as seen in the picture."""
+
+
 class PoseConfig(_Section):
     """Body-pose evidence (docs/pose.md): keypoints per frame, kinematics, a measurement per difference."""
 
@@ -759,10 +793,19 @@ class PoseConfig(_Section):
     the person faces; frames whose labels still contradict the view are gaps for one-side quantities."""
     subject: Literal["auto", "largest", "centre", "left", "right"] = "auto"
     """Who is measured when several people are in view: ``auto`` = largest and nearest the centre over the
-    frames they are seen; ``largest``; ``centre``; ``left`` / ``right`` = leftmost / rightmost in the picture."""
+    frames they are seen, weighted by how much they move; ``largest``; ``centre``; ``left`` / ``right`` = leftmost / rightmost in the picture."""
     view_tolerance_deg: float = Field(default=30.0, gt=0, le=90)
     """Body angles of two videos are compared only when their camera views (yaw, front and back folded together)
     differ by at most this; see docs/pose.md "Camera view" for the measurement behind it."""
+    plane_tolerance_deg: float = Field(default=20.0, ge=0, le=90)
+    """A 2D value is quoted as the body's own only when the camera faces the quantity's plane of motion within this
+    many degrees (joint angles and lean: a side view; widths: a front or back view); otherwise it is the value
+    as seen in the picture, and its interval gains the view part (``pose.view_errors``). docs/pose.md "Accuracy"."""
+    view_errors: PoseViewErrorsConfig = Field(default_factory=PoseViewErrorsConfig)
+    view_difference_errors: PoseViewErrorsConfig = Field(default_factory=lambda: PoseViewErrorsConfig(**VIEW_DIFFERENCE_ERRORS))
+    """The same for a difference B − A between two comparable views (each seen from a similar direction, so most of
+    the view's error is shared): the part a verdict adds to the two intervals without their view parts.
+    Calibrated so that it covers 95% of the measured differences' errors on the two-person take."""
     alignment: Literal["stages", "dtw"] = "stages"
     """``stages``: each stage mapped linearly onto [0, 1] in both videos; ``dtw``: within each stage, B's curve is
     also warped onto A's by dynamic time warping (the overlay only: statistics are always over real time)."""

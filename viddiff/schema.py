@@ -220,6 +220,30 @@ class Keyframes(_Model):
     b: VideoKeyframes
 
 
+AgreementOutcome = Literal["agree", "disagree", "undecided", "measured only"]
+"""``undecided``: the measurement supports no verdict (uncertain, not comparable); ``measured only``: no VLM answer."""
+
+
+class Agreement(_Model):
+    """The VLM's answer beside the verdict its difference's own measurement supports: the one headline every
+    face shows (:func:`viddiff.pose.agreement.agreement`; docs/pose.md, "One headline")."""
+
+    vlm: Optional[Letter] = None
+    """The VLM's answer (``None``: no valid answer, or no VLM, as in the ``pose`` method)."""
+    measured: Optional[Letter] = None
+    """What the measurement supports (``c``: within noise or below the smallest meaningful difference);
+    ``None`` where it supports nothing (uncertain, not comparable)."""
+    measured_words: str
+    """The measured reading in a few words: "B (13° apart, beyond ±5.1°)", "same within ±6°", "not compared"."""
+    measured_reason: str = ""
+    """The measured reading in full (the ``pose`` method's rationale)."""
+    outcome: AgreementOutcome
+    decided_by: Literal["vlm", "measurement"]
+    """Whose answer is the ``prediction`` (``differencer.evidence``)."""
+    headline: str
+    """"VLM: B · measured: same within ±6° — disagree"."""
+
+
 class Prediction(_Model):
     """The differencer's verdict on one difference."""
 
@@ -230,6 +254,9 @@ class Prediction(_Model):
     rationale: str = ""
     raw_answers: list[str] = Field(default_factory=list)
     votes: list[Letter] = Field(default_factory=list)
+    agreement: Optional[Agreement] = None
+    """Where the difference has body-pose evidence: the VLM's answer beside the measured one (and which
+    decided ``prediction``). ``None`` without evidence."""
 
 
 PoseQuantity = Literal[
@@ -286,6 +313,12 @@ class CameraView(_Model):
     """Frames the estimate rests on."""
     method: str = ""
     """How it was estimated, e.g. "3D world landmarks" or "2D torso geometry"."""
+    roll_deg: Optional[float] = None
+    """The body's up direction in the picture over the clip, degrees clockwise from the picture's up (0 upright,
+    90 lying with the head towards the right, 180 upside down), after ``turned_deg``; ``None`` when unknown."""
+    turned_deg: int = 0
+    """Quarter turns (counter-clockwise, degrees) the keypoints were turned by before measuring, because the
+    picture was turned relative to the other video's (a phone held sideways or upside down without a rotation tag)."""
 
 
 class SubjectInfo(_Model):
@@ -303,6 +336,9 @@ class SubjectInfo(_Model):
     """Sampled frames left as gaps because the measured person could not be told apart from someone else."""
     side_unresolved: int = 0
     """Sampled frames whose left/right labels could not be settled (gaps for one-side quantities)."""
+    runner_up: Optional[float] = None
+    """The next person's score by the rule as a share of the measured person's (1 = a tie; at 0.8 or more the
+    choice is close and is said with a warning); ``None`` when nobody else was a candidate."""
 
 
 class EvidencePoint(_Model):
@@ -348,6 +384,13 @@ class EvidenceInterval(_Model):
     happened somewhere after the frame before the first frame labelled with the stage)."""
     noise_floor: float = 0.0
     """The estimator's noise floor for the quantity (``pose.noise_floors``, measured on real video)."""
+    view: float = 0.0
+    """How far the value seen in the picture may lie from the body's own, from this camera's view (``pose.view_errors``,
+    calibrated against 3D truth); 0 when the camera faces the quantity's plane of motion."""
+    in_picture: bool = False
+    """The value is the quantity as seen in the picture from this camera's view, not the body's own (the camera does
+    not face its plane of motion within ``pose.plane_tolerance_deg``); the view part widens the interval to cover
+    the body's value."""
     frames: int = 0
     """Pose frames with a value inside the window."""
     seconds: float = 0.0
@@ -394,6 +437,10 @@ class Evidence(_Model):
     subject_a: Optional[SubjectInfo] = None
     subject_b: Optional[SubjectInfo] = None
     """Who was measured in each video, and how many people were seen (``None`` for durations)."""
+    view_difference: float = 0.0
+    """How far B − A seen in the two pictures may lie from the body's B − A when either value is only the picture's
+    (``pose.view_difference_errors``, calibrated against 3D truth): part of the uncertainty a verdict weighs, beside
+    both intervals without their view parts (docs/pose.md "Accuracy")."""
 
     @model_validator(mode="after")
     def _numbers_only_when_measured(self) -> "Evidence":

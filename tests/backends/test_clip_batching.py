@@ -91,6 +91,18 @@ def test_frames_of_the_input_size_become_the_very_tensors_pil_gives_on_the_cpu(f
     assert torch.equal(embedder._pixels(list(frames[:2])), torch.stack([loaded.preprocess(Image.fromarray(f)) for f in frames[:2]]))
 
 
+def test_the_in_place_steps_leave_the_callers_frames_alone(frames: np.ndarray) -> None:
+    """Scaling and normalising run in place (one float batch, not three: bench/memory.py) on the transform's own
+    copy: the frames passed in, uint8 or already float, are unchanged."""
+    transform = tensor_transform(open_clip.image_transform(224, is_train=False))
+    assert transform is not None
+    batch = torch.from_numpy(frames[:2]).permute(0, 3, 1, 2)
+    as_float = batch.float()
+    kept, kept_float = batch.clone(), as_float.clone()
+    assert torch.equal(transform(batch), transform(as_float))
+    assert torch.equal(batch, kept) and torch.equal(as_float, kept_float)
+
+
 def test_a_transform_with_an_unknown_step_keeps_pil() -> None:
     assert tensor_transform(T.Compose([T.Resize(224), T.GaussianBlur(3), T.ToTensor()])) is None
     assert tensor_transform(lambda image: image) is None

@@ -127,9 +127,12 @@ def test_responses_in_the_benchmark_layout(layout: Path) -> None:
         "clip_999": [{"prompt_id": "01", "response": "not in the selection"}],
     }
     got = load_responses(file, dataset)
+    assert load_responses({**file, "clip_002": [{"response": None}]}, dataset) == {  # null: unanswered
+        k: v for k, v in got.items() if k != "clip_002/01"
+    }
     assert got == {"clip_001/01": "r1", "clip_001/02": "r2", "clip_001/03": "r3", "clip_001/04": "r4", "clip_002/01": "by position"}
     with pytest.raises(PredictionFormatError, match=r"(?s)2 problem\(s\).*response must be a string.*a second response"):
-        load_responses({"clip_001": [{"prompt_id": "01", "response": None}, {"prompt_id": "02", "response": "a"},
+        load_responses({"clip_001": [{"prompt_id": "01", "response": 7}, {"prompt_id": "02", "response": "a"},
                                      {"prompt_id": "02", "response": "b"}]}, dataset)
     with pytest.raises(PredictionFormatError, match="top level is a list"):
         load_responses([], dataset)

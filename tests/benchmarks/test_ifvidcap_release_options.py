@@ -54,11 +54,15 @@ def _judge(req: ChatRequest) -> str:
     return json.dumps({"answer": "A" if payload["response"].strip() else "B", "result_explanation": "-"})
 
 
-def _score(tmp_path: Path, dataset: IfvidcapDataset, file: dict[str, Any], *sets: str) -> tuple[IfvidcapMetrics, int]:
+def _score(
+    tmp_path: Path, dataset: IfvidcapDataset, file: dict[str, Any], *sets: str, base: Config | None = None
+) -> tuple[IfvidcapMetrics, int]:
     path = tmp_path / "responses.json"
     path.write_text(json.dumps(file), encoding="utf-8")
     with FakeOpenAIServer(_judge) as server:
-        cfg = Config().with_overrides([f"endpoints.default.base_url={server.base_url}", "cache.enabled=false", *sets])
+        cfg = (base or Config()).with_overrides(
+            [f"endpoints.default.base_url={server.base_url}", "cache.enabled=false", *sets]
+        )
         metrics = evaluate_ifvidcap(dataset, path, cfg)
         return metrics, len(server.requests)
 
@@ -96,6 +100,25 @@ def test_a_video_the_file_does_not_answer_counts_blank_unless_left_out_as_releas
     assert released.scores.overall.csr_micro == pytest.approx(75.0) and calls == 4
     assert released.left_out_videos == ["v2", "v3"] and (released.n_samples, released.n_scored) == (4, 1)
     assert [o.sample_key for o in released.outcomes] == ["v1/01"]
+
+
+def test_a_null_response_counts_unanswered_and_the_paper_config_drops_its_video_as_released(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 42: a file with ``"response": null`` (an inference script's failed call) was refused. The released
+    scorer fails on it (``response[:max_token]`` raises, the video is caught and never written), so under
+    ``--config paper`` the video leaves the metrics; by default it is an unanswered instruction, scored blank."""
+    dataset = _dataset(("v1", "01"), ("v2", "01"), ("v2", "02"))
+    file = {"v1": [{"field": "f", "prompt_id": "01", "response": RESPONSE}],
+            "v2": [{"field": "f", "prompt_id": "01", "response": None}, {"field": "f", "prompt_id": "02", "response": RESPONSE}]}
+    ours, calls = _score(tmp_path, dataset, file)
+    # 3 + 0 + 3 of 4 each: CSR micro 6/12; the null one is not judged
+    assert ours.scores.overall.csr_micro == pytest.approx(50.0) and calls == 8 and ours.empty_responses == ["v2/01"]
+    assert "a null response for 1 instruction(s) (v2/01); they count as unanswered" in caplog.text
+    released, calls = _score(tmp_path, dataset, file, base=load_config("paper"))
+    # the release scores v1 alone (3 of 4); v2 goes, with its answered instruction
+    assert released.scores.overall.csr_micro == pytest.approx(75.0) and calls == 4
+    assert released.left_out_videos == ["v2"] and [o.sample_key for o in released.outcomes] == ["v1/01"]
 
 
 def test_the_release_config_switches_both_on() -> None:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from viddiff.cli import main
-from viddiff.config import DataConfig
+from viddiff.config import Config, DataConfig
 from viddiff.data.synth_actions import ACTIONS, HEIGHT, WIDTH
 from viddiff.data.synth_figure import BACKGROUND, render
 from viddiff.data.synthetic import render_performance, stage_frame_counts, write_synthetic_benchmark
@@ -145,7 +145,18 @@ def test_covers_actions_splits_domains_and_fps(dataset: Dataset) -> None:
     assert len({s.split for s in dataset}) >= 2
     assert len({s.domain for s in dataset}) >= 2
     assert {s.domain for s in dataset} <= set(DataConfig().fps_by_domain)
-    assert {v.fps_original for s in dataset for v in s.videos} == {12.0, 30.0}
+    assert {v.fps_original for s in dataset for v in s.videos} == {8.0, 20.0}
+
+
+def test_every_inference_rate_is_a_whole_stride_of_the_synthetic_clips(dataset: Dataset) -> None:
+    """Issue 42: the demo data warned 'target fps 8 is not an integer divisor of 12 fps' on every run. Each clip's
+    rate is a whole multiple of the rates it is read at: the method's and the baselines' for its domain, and
+    compare's default."""
+    cfg = Config()
+    for sample in dataset:
+        rates = (cfg.data.fps_for(sample.domain), cfg.baseline.fps_by_domain[sample.domain], cfg.data.default_fps)
+        for video in sample.videos:
+            assert all(video.fps_original % rate == 0 for rate in rates), (sample.sample_key, video.fps_original, rates)
     assert {s.action for s in dataset} == {"synth_0", "synth_1"}
 
 

@@ -77,6 +77,6 @@ def test_baseline_samples_frames_at_its_own_released_fps(synth_dir: Path, tmp_pa
         finally:
             await method.aclose()
 
-    source = sample.videos[0].fps_original  # 12 fps synthetic source: stride 3 -> 4 fps, stride 2 -> 6 fps
-    assert asyncio.run(fps_of(LMMBaseline(cfg))) == (source / 3, source / 3)
-    assert asyncio.run(fps_of(VidDiff(cfg))) == (source / 2, source / 2)
+    source = sample.videos[0].fps_original  # 8 fps synthetic source: stride 2 -> 4 fps, stride 1 -> 8 fps
+    assert asyncio.run(fps_of(LMMBaseline(cfg))) == (source / 2, source / 2)
+    assert asyncio.run(fps_of(VidDiff(cfg))) == (source, source)

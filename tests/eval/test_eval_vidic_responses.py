@@ -64,7 +64,7 @@ def test_list_problems_are_listed_together(dataset) -> None:
         ("text", "item 0: expected an object"),
         ({"id": "p0"}, "item 0: missing field(s) response"),
         ({"response": "x"}, "item 0: missing field(s) id"),
-        ({"id": "p0", "response": None}, "response must be a string (use \"\" for no response), got null"),
+        ({"id": "p0", "response": ["x"]}, "response must be a string or null, got list"),
     ],
 )
 def test_bad_list_items(dataset, item, problem) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any, Optional
 
 import pytest
 
@@ -40,11 +41,13 @@ def _question(req: ChatRequest) -> str:
     return re.search(r"<question>\n(.*?)\n</question>", req.text, flags=re.S).group(1)
 
 
-def _score(tmp_path: Path, dataset: VidicDataset, responses: dict[str, str], judge, *sets: str) -> tuple[VidicMetrics, list]:
+def _score(
+    tmp_path: Path, dataset: VidicDataset, responses: Any, judge, *sets: str, base: Optional[Config] = None
+) -> tuple[VidicMetrics, list]:
     path = tmp_path / "responses.json"
     path.write_text(json.dumps(responses), encoding="utf-8")
     with FakeOpenAIServer(judge) as server:
-        cfg = Config().with_overrides([f"endpoints.default.base_url={server.base_url}", "endpoints.backoff_base_s=0",
+        cfg = (base or Config()).with_overrides([f"endpoints.default.base_url={server.base_url}", "endpoints.backoff_base_s=0",
                                        "cache.enabled=false", "data.benchmark=vidic", *sets])
         return evaluate_vidic(dataset, path, cfg), list(server.requests)
 
@@ -74,6 +77,37 @@ def test_a_blank_response_counts_wrong_unless_judged_as_released(tmp_path: Path)
     status = {(r.sample_key, r.key): r.status for r in released.records}
     assert status["p1", "s0"] == "judged" and status["p2", "s0"] == "no_response"
     assert released.empty_responses == ["p1", "p2"]
+
+
+def test_a_null_response_is_blank_unless_judged_as_the_text_none_as_released(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 42: a null response (a failed inference call) was refused. The released judge reads every response
+    as ``str(response)``, so it judges the text "None"; ``--config paper`` does that, our default counts it blank."""
+    dataset = _dataset({"p0": ["s0", "d0"], "p1": ["s0", "s1", "d0"]})
+    release_file = [  # the ViDiC-1K repository's response layout
+        {"video1_path": "/data/p0/a.mp4", "video2_path": "/data/p0/b.mp4", "response": "The second video is slower."},
+        {"video1_path": "/data/p1/a.mp4", "video2_path": "/data/p1/b.mp4", "response": None},
+    ]
+    seen: list[str] = []
+
+    def judge(req: ChatRequest) -> str:
+        described = re.search(r"<description>\n(.*?)\n</description>", req.text, flags=re.S).group(1)
+        seen.append(described)
+        answer = "no" if described in ("", "None") or "-s" in _question(req) else "yes"
+        return json.dumps({"answer": answer, "explanation": "scripted"})
+
+    ours, requests = _score(tmp_path, dataset, release_file, judge)
+    # p0 2 of 2; p1 blank, not judged, every item wrong: 2 of 5
+    assert (ours.overall.avg.correct, ours.overall.avg.n) == (2, 5) and len(requests) == 2
+    assert ours.empty_responses == ["p1"]
+    assert "a null response for 1 pair(s) (p1); they count as blank" in caplog.text
+    seen.clear()
+    released, requests = _score(tmp_path, dataset, release_file, judge, base=load_config("paper"))
+    # p1 is judged on the text "None": its two similarity items collect "no": 4 of 5
+    assert (released.overall.avg.correct, released.overall.avg.n) == (4, 5) and len(requests) == 5
+    assert sorted(seen) == ["None", "None", "None", "The second video is slower.", "The second video is slower."]
+    assert 'judged as the text "None", as released' in caplog.text
 
 
 REPLIES = {

@@ -176,7 +176,7 @@ def test_a_stage_too_short_for_the_pose_frame_rate_is_uncertain() -> None:
 def test_different_views_are_not_comparable_but_keep_their_numbers() -> None:
     side, front = CameraView(label="side", yaw_deg=90.0, frames=36), CameraView(label="front", yaw_deg=0.0, frames=36)
 
-    def views_differ(a: CameraView, b: CameraView):
+    def views_differ(a: CameraView, b: CameraView, spec):
         return None if a.label == b.label else f"A filmed from the {a.label}, B from the {b.label}"
 
     settings = Settings(smoothing_frames=1, views_differ=views_differ)
@@ -248,3 +248,27 @@ def test_evidence_never_holds_a_number_it_did_not_measure() -> None:
         Evidence(**common, status="measured", value_a=1.0)
     with pytest.raises(ValidationError):
         Evidence(**common, status="not_comparable", value_b=1.0)
+
+
+def test_a_value_is_the_bodys_only_from_a_view_facing_its_plane_else_the_pictures_with_a_view_part() -> None:
+    side, front = CameraView(label="side", yaw_deg=85.0, frames=36), CameraView(label="front", yaw_deg=5.0, frames=36)
+    settings = Settings(smoothing_frames=1, plane_tolerance_deg=20.0, view_errors={"knee_angle": 30.0, "hip_angle": 25.0},
+                        view_difference_errors={"knee_angle": 10.0, "hip_angle": 8.0})
+    from_side = measure("0", spec(stage=None), video(dense(SQUAT_A), view=side), video(dense(SQUAT_B), view=side),
+                        STAGES, estimator="f", settings=settings)
+    assert not from_side.interval_a.in_picture and from_side.interval_a.view == 0 and from_side.view_difference == 0
+    assert "as seen in the picture" not in describe_evidence(from_side)
+    hips = measure("0", spec(quantity="hip_angle", stage=None), video(dense(SQUAT_A), view=side),
+                   video(dense(SQUAT_B), view=side), STAGES, estimator="f", settings=settings)
+    assert hips.interval_a.in_picture and hips.interval_a.view == 25.0  # hips leave any one plane: never the body's
+    from_front = measure("0", spec(stage=None), video(dense(SQUAT_A), view=front), video(dense(SQUAT_B), view=front),
+                         STAGES, estimator="f", settings=settings)
+    interval = from_front.interval_a
+    assert interval.in_picture and interval.view == 30.0 and interval.half_width >= 30.0
+    assert from_front.view_difference == 10.0
+    assert "as seen in the picture, filmed from the front, not the body's own" in describe_evidence(from_front)
+    # 20° apart from one view: the view's error is shared, the difference known to about ±10°, so B's knees bend less
+    letter, why = decide(from_front, MARGINS)
+    assert letter == "a" and "the pictures' difference from comparable views" in why
+    wider = from_front.model_copy(update={"view_difference": 25.0})
+    assert decide(wider, MARGINS)[0] == "c"

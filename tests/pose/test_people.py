@@ -14,15 +14,16 @@ import pytest
 from viddiff.config import PoseConfig
 from viddiff.pose.blazepose import BlazePose
 from viddiff.pose.kinematics import IDENTITY, REASONS, SIDE_UNRESOLVED, compute_kinematics
-from viddiff.pose.people import Person, centre
+from viddiff.pose.people import Person, centre, describe_subject
 from viddiff.pose.skeleton import INDEX, JOINTS
 from viddiff.pose.track import PoseTrack, estimate_track
 from viddiff.pose.view import comparable_views, estimate_view, view_gap
-from viddiff.schema import CameraView
+from viddiff.schema import CameraView, MeasurementSpec
 from viddiff.video import VideoFrames, read_video
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TWO_PEOPLE = DATA / "pose2sim" / "p2s_two_people_cam02.mp4"
+TWO_PEOPLE_CAM01 = DATA / "pose2sim" / "p2s_two_people_cam01.mp4"
 WIDE_HALF = DATA / "sports2d" / "s2d_demo_884x498.mp4"
 
 
@@ -66,12 +67,23 @@ def test_a_second_person_is_reported_and_the_subject_is_the_one_in_the_centre(
     assert (track.people[track.detected] >= 1).all() and track.detection_rate() >= 0.9
     x, _ = track.subject.position
     assert 0.35 < x < 0.6  # the person on the force plates, not the bystander at the left (x ≈ 0.16)
-    assert track.subject.identity_gaps <= 2 and "largest and nearest the centre" in track.subject.rule
+    assert track.subject.identity_gaps <= 2 and "nearest the centre and moving most" in track.subject.rule
     left = estimate_track(two_people_video, blazepose, subject="left")
     assert left.subject.position[0] < 0.3 and "leftmost" in left.subject.rule
     # The measured keypoints are the subject's own: each frame's hips lie where the subject's are.
     hips = (track.xy[:, INDEX["left_hip"], 0] + track.xy[:, INDEX["right_hip"], 0]) / 2 / track.width
     assert np.nanmax(np.abs(hips - x)) < 0.1
+
+
+def test_the_athlete_is_measured_not_the_larger_bystander_nearer_the_camera(blazepose: BlazePose) -> None:
+    """Camera 1 of the two-person take: the bystander stands nearer the camera (larger, lower right), the athlete
+    moves on the force plates (middle). Size × centrality alone chose the bystander in every frame; the athlete's
+    range of movement (0.7 torso lengths against 0.1) makes them the subject, and the words say who."""
+    track = estimate_track(read_video(TWO_PEOPLE_CAM01), blazepose)
+    x, _ = track.subject.position
+    assert 0.3 < x < 0.5, track.subject  # the athlete's hips (the bystander's are at x ≈ 0.70)
+    assert track.detection_rate() >= 0.9 and track.subject.people_max == 2
+    assert describe_subject(track.subject) == "the person in the middle, 1 of 2 in view"
 
 
 def test_the_single_person_tracker_says_it_looked_for_no_one_else(two_people_video: VideoFrames) -> None:
@@ -141,6 +153,16 @@ def test_views_of_two_cameras_differ_and_one_camera_agrees_with_itself(view_trac
     assert comparable_views(cam01, half, tolerance) is None and view_gap(cam01, half) < 10
     reason = comparable_views(cam01, cam02, tolerance)
     assert reason is not None and reason.startswith("A filmed from an angle") and "B from the front" in reason
+    # The camera's roll: the body's up direction over the clip (cam01: the person leans towards the picture's
+    # right, about 20°); a picture rolled 45° more compares knee angles (they turn with it) but not trunk lean
+    assert 5 < cam01.roll_deg < 40 and abs(cam01.roll_deg - half.roll_deg) < 5 and cam01.turned_deg == 0
+    rolled = cam01.model_copy(update={"roll_deg": cam01.roll_deg + 45})
+    knees, lean = (
+        MeasurementSpec(quantity=q, side=side, statistic="mean", direction="greater")
+        for q, side in (("knee_angle", "both"), ("trunk_lean", "none"))
+    )
+    assert comparable_views(cam01, rolled, tolerance, knees) is None
+    assert "the body's up direction in the picture differs by 45°" in comparable_views(cam01, rolled, tolerance, lean)
     # The view over some frames only (a stage), by mask or by indices
     rows = np.zeros(len(view_tracks["cam02"].xy), dtype=bool)
     rows[:5] = True

@@ -74,7 +74,7 @@ def test_run_and_audit_the_pose_method(dataset: Path, sets: list[str], tmp_path:
     assert len(predictions) == 2
     page = next((out / "report").glob("*slowed*.html")).read_text()
     assert page.count('class="evidence measured"') == 3 and page.count('class="evidence-plot"') == 2
-    assert "measured pose drawn" in page and "duration of the whole action" in page
+    assert "measured pose drawn" in page and "clip length" in page
 
     audit_out = tmp_path / "audit"
     assert main(["-q", "audit", "--method", "pose", "--dataset", str(dataset), "--mode", "closed", "--output",
@@ -108,7 +108,7 @@ def test_the_viddiff_method_carries_evidence_and_keeps_its_prompt(
     assert slower["evidence"]["status"] == "measured" and slower["evidence"]["value_b"] == pytest.approx(2.5)
     assert shirt["evidence"] is None
     prompts = [r.text for r in scripted_server.requests[start:] if 'Statement: "the person is slower"' in r.text]
-    assert prompts and "duration of the whole action: video A 1.67 ±0.0118 s (7 frames, 1.7 s), video B 2.5 ±0.0177 s" in prompts[0]
+    assert prompts and "clip length: video A 1.67 ±0.0118 s (7 frames, 1.7 s), video B 2.5 ±0.0177 s" in prompts[0]
 
 
 def test_pose_command_writes_csvs_and_an_overlay(tmp_path: Path, clip_h264: Path, capsys) -> None:
@@ -116,7 +116,7 @@ def test_pose_command_writes_csvs_and_an_overlay(tmp_path: Path, clip_h264: Path
     assert main(["pose", str(clip_h264), "--out", str(out), "--overlay", "--fps", "10",
                  "--set", f"cache.path={tmp_path / 'cache.sqlite'}"]) == 0
     printed = capsys.readouterr()
-    assert "a person in 17 of 17 frames at 10 fps" in printed.err
+    assert "measured the only person in view; found in 17 of 17 frames at 10 fps" in printed.err
     with (out / "keypoints.csv").open() as fh:
         keypoints = list(csv.DictReader(fh))
     with (out / "angles.csv").open() as fh:
@@ -145,7 +145,8 @@ def test_json_lines_verdicts_carry_the_evidence_measured_before_them(
     sets: list[str], scripted_server, clip_h264: Path, slowed_clip: Path, capsys, in_prompt: bool
 ) -> None:
     """With ``differencer.pose_evidence`` the measurement comes before the judging, so each verdict line has it;
-    with ``pose.evidence`` alone it is measured beside the judging and only the result line has it."""
+    with ``pose.evidence`` alone it is measured beside the judging and only the result line has it (and the
+    agreement it makes with the verdict)."""
     args = ["compare", str(clip_h264), str(slowed_clip), "--action", "a person moving in a lab", "--json-lines",
             "--pose", "--difference", "the person is slower", "--difference", "the shirt is red", *sets,
             "--set", f"differencer.pose_evidence={str(in_prompt).lower()}"]
@@ -156,7 +157,7 @@ def test_json_lines_verdicts_carry_the_evidence_measured_before_them(
     final = {d["key"]: d for d in events[-1]["result"]["differences"]}
     assert final["0"]["evidence"]["status"] == "measured" and final["1"]["evidence"] is None
     for verdict in (e["difference"] for e in events[2:4]):
-        expected = final[verdict["key"]] if in_prompt else {**final[verdict["key"]], "evidence": None, "evidence_absent": None}
+        expected = final[verdict["key"]] if in_prompt else {**final[verdict["key"]], "evidence": None, "evidence_absent": None, "agreement": None}
         assert verdict == expected
 
 
@@ -208,5 +209,29 @@ def test_every_statement_gets_a_measurement_line(sets: list[str], clip_h264: Pat
     lines = capsys.readouterr().out.splitlines()
     slower = next(i for i, line in enumerate(lines) if line.startswith("the person is slower"))
     shirt = next(i for i, line in enumerate(lines) if line.startswith("the shirt is red"))
-    assert lines[slower + 1].startswith("  measured: duration of the whole action: video A 1.67 ±0.0118 s (7 frames")
+    assert lines[slower + 1].startswith("  verdict: VLM: ") and "· measured: same within ±" in lines[slower + 1]
+    assert lines[slower + 2].startswith("  measured: clip length: video A 1.67 ±0.0118 s (7 frames")
     assert lines[shirt + 1] == "  measured: nothing (no measurement fits this difference)"
+
+
+def test_pose_command_names_who_was_measured_and_why_frames_were_dropped(tmp_path: Path, capsys) -> None:
+    """The Sports2D demo (people walking past one another): the summary line says who was measured among how many,
+    and counts each frame without them by its reason; side by side with its mirror image (1768×498) the same
+    person is in view twice, and the line warns that the choice was close."""
+    import numpy as np
+
+    from viddiff.video import read_video
+    from viddiff.video.write import write_video
+
+    clip = Path(__file__).resolve().parents[1] / "data" / "sports2d" / "s2d_demo_884x498.mp4"
+    cache = ["--set", f"cache.path={tmp_path / 'cache.sqlite'}"]
+    assert main(["pose", str(clip), "--out", str(tmp_path / "one"), *cache]) == 0
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "measured the person in the middle, 1 of 2 in view; found in 28 of 30 frames at 15 fps" in line
+    assert "; not in 2: 2 where someone else was found but could not be shown to be the measured person;" in line
+
+    half = read_video(clip)
+    wide = write_video(tmp_path / "wide.mp4", np.concatenate([half.frames, half.frames[:, :, ::-1]], axis=2), fps=15)
+    assert main(["pose", str(wide), "--out", str(tmp_path / "two"), *cache]) == 0
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "in view (a close choice: another person scored" in line, line

@@ -12,6 +12,7 @@ from viddiff.config import Config, load_config
 from viddiff.errors import ViddiffError
 from viddiff.methods import get_method
 from viddiff.methods.pose import PoseMethod
+from viddiff.pose.measure import describe_evidence
 from viddiff.schema import SampleResult
 from viddiff.testing import offline_overrides
 from viddiff.testing.fake_openai import FakeOpenAIServer
@@ -63,6 +64,19 @@ def test_the_same_clip_twice_is_c_everywhere(scripted_server, pose_cache: Path, 
     assert all(e.status == "measured" and e.value_a == e.value_b for e in result.evidence)
     assert result.predictions[-1].rationale == "no measurement fits this difference"
     assert set(result.usage) == {"proposer", "pose"}  # no VLM call at all
+
+
+def test_an_angle_filmed_from_an_angle_is_the_pictures_with_a_view_part(scripted_server, pose_cache: Path, clip_h264: Path, key_env) -> None:
+    """cam01 films the person from the front-right (about 50° from side-on): its knee angle is quoted as seen in the
+    picture, with the calibrated view part in its interval (the pose is cached from the test above)."""
+    cfg = pose_config(scripted_server, pose_cache)
+    result = run(cfg, clip_h264, clip_h264, ["the knees are straighter"])
+    (evidence,) = result.evidence
+    interval = evidence.interval_a
+    assert interval.in_picture and interval.view == cfg.pose.view_errors.knee_angle and interval.half_width >= interval.view
+    assert evidence.view_difference == cfg.pose.view_difference_errors.knee_angle
+    assert "as seen in the picture, filmed from an angle, not the body's own" in describe_evidence(evidence)
+    assert result.predictions[0].prediction == "c"
 
 
 @pytest.mark.slow

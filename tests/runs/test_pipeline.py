@@ -32,6 +32,18 @@ def _predictions(out: Path) -> list[dict]:
     return json.loads((out / "predictions.json").read_text())
 
 
+def test_a_run_on_the_demo_data_says_nothing_about_strides(tmp_path, offline_sets, capsys):
+    """Issue 42: `viddiff data synth` then `viddiff run` warned 'target fps 8 is not an integer divisor of 12 fps'
+    in a new user's first minute; the synthetic clips are now at whole multiples of the inference rates."""
+    data = tmp_path / "synth"
+    assert main(["-q", "data", "synth", "--out", str(data), "--pairs", "2"]) == 0
+    capsys.readouterr()
+    assert _run(data, tmp_path / "run", offline_sets) == 0
+    printed = capsys.readouterr()
+    assert "Closed accuracy" in printed.out
+    assert "integer divisor" not in printed.err + printed.out and "stride" not in printed.err
+
+
 def test_closed_run_writes_every_file(synth_dir, tmp_path, offline_sets, capsys):
     out = tmp_path / "run"
     assert _run(synth_dir, out, offline_sets) == 0
@@ -232,8 +244,8 @@ def test_a_run_on_stand_ins_says_so_under_its_numbers(synth_dir, tmp_path, offli
     printed = capsys.readouterr().out
     notice = printed[printed.index("NOTE: stand-ins"):]
     assert notice.splitlines()[0] == (
-        "NOTE: stand-ins, not models, produced these results: the scores, p-values and estimated cost above say "
-        "nothing about the method"
+        "NOTE: stand-ins, not models, produced these results: the scores, p-values and estimated cost of this run "
+        "say nothing about the method"
     )
     assert f"proposer (gpt-4o-mini-2024-07-18), differencer (gpt-4o-2024-05-13): answered by viddiff's scripted " \
            f"stand-in server at {scripted_server.base_url}" in notice
@@ -243,13 +255,18 @@ def test_a_run_on_stand_ins_says_so_under_its_numbers(synth_dir, tmp_path, offli
 
 
 def test_compare_on_stand_ins_says_so(synth_dir, tmp_path, offline_sets, capsys):
+    """Issue 42: compare's notice spoke of "the scores, p-values and estimated cost above", which compare never
+    prints; it names what compare does print (and --describe, on stderr, its description)."""
     from viddiff.cli import main
 
     video_a = next(a for a in sorted((synth_dir / "videos").glob("*_a.mp4")) if a.with_name(a.name[:-6] + "_b.mp4").is_file())
     args = ["compare", str(video_a), str(video_a.with_name(video_a.name[:-6] + "_b.mp4")), "--action", "squat",
             "--difference", "the squat is deeper", *offline_sets]
     assert main(args) == 0
-    assert "NOTE: stand-ins, not models, produced these results" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "NOTE: stand-ins, not models, produced these results: the verdicts and keyframes above say nothing about " \
+        "the method\n" in printed
+    assert "p-values" not in printed and "scores" not in printed
     assert main([*args, "--json"]) == 0  # --json stays pure JSON, and says it in its notes
     notes = json.loads(capsys.readouterr().out)["notes"]
     assert any(n.startswith("stand-in: proposer (") and "scripted stand-in server" in n for n in notes), notes

@@ -249,6 +249,9 @@ def test_pose_measures_each_difference_on_the_shared_models(served, clips):
         assert evidence is not None and evidence["measurement"]["quantity"] == "knee_angle"
         # squares have no knees: the measurement says why it has no value instead of inventing one
         assert evidence["status"] == "uncertain" and evidence["value_a"] is None and evidence["reason"]
+        # the headline every face shows: the VLM's answer beside a measurement that decides nothing
+        assert difference["agreement"]["outcome"] == "undecided"
+        assert difference["agreement"]["headline"] == f"VLM: {difference['prediction'].upper()} · measured: not measured reliably — undecided"
 
 
 def test_without_the_serve_extra_the_command_names_the_install(monkeypatch, capsys, tmp_path):

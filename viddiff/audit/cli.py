@@ -16,7 +16,7 @@ def cli_audit(args) -> int:
     from viddiff.audit.records import closed_records, open_records
     from viddiff.audit.report import audit_stand_ins, audit_summary, format_audit_table, write_audit
     from viddiff.eval.report import note_in_report
-    from viddiff.report.standins import notice_of
+    from viddiff.report.standins import AUDIT_SHOWS, notice_of
     from viddiff.audit.runs import audited_method, check_not_started, run_variants
     from viddiff.runs.output_lock import OutputDirLock
     from viddiff.runs.pipeline import invalid_answers_across
@@ -50,7 +50,7 @@ def cli_audit(args) -> int:
         metrics = score_audit(records, mode)
         summary = audit_summary(metrics, method, audit)
         write_audit(output, metrics, summary)
-        notice = notice_of(audit_stand_ins(audit))
+        notice = notice_of(audit_stand_ins(audit), AUDIT_SHOWS)
         if notice:
             note_in_report(output, notice)
     print()

@@ -24,7 +24,7 @@ from viddiff.eval.tables import console_text
 from viddiff.methods import get_method
 from viddiff.runs.failures import FailureLog
 from viddiff.runs.output_lock import OutputDirLock
-from viddiff.report.standins import distinct, note_lines, notice_of
+from viddiff.report.standins import AUDIT_SHOWS, distinct, note_lines, notice_of
 from viddiff.runs.shared_models import shared_models
 from viddiff.store import ResultsStore, prepare_output_dir, write_json_atomic, write_text_atomic
 
@@ -68,7 +68,7 @@ def audit_task_pairs(args: Any, cfg: Config, benchmark: Benchmark) -> int:
             **summary,
             "stand_ins": note_lines(stand_ins),
         }
-        notice = notice_of(stand_ins)
+        notice = notice_of(stand_ins, AUDIT_SHOWS)
         write_json_atomic(output / "metrics.json", summary)
         write_text_atomic(output / "report.md", under_title(markdown, notice) if notice else markdown)
     print(console_text(markdown))

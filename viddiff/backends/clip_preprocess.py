@@ -36,7 +36,7 @@ def tensor_transform(preprocess: Any) -> Optional[TensorTransform]:
         if name in _PASS_THROUGH:
             continue
         if name in _TO_TENSOR:
-            ops.append(lambda x: x / 255.0)
+            ops.append(lambda x: x.div_(255.0))
             scaled = True
         elif isinstance(step, T.Resize) and not scaled:
             ops.append(_resize(step))
@@ -45,14 +45,15 @@ def tensor_transform(preprocess: Any) -> Optional[TensorTransform]:
             ops.append(lambda x, size=size: TF.center_crop(x, size))
         elif isinstance(step, T.Normalize) and scaled:
             mean, std = list(step.mean), list(step.std)
-            ops.append(lambda x, mean=mean, std=std: TF.normalize(x, mean, std))
+            ops.append(lambda x, mean=mean, std=std: TF.normalize(x, mean, std, inplace=True))
         else:
             return None
     if not scaled:
         return None
 
     def transform(frames: torch.Tensor) -> torch.Tensor:
-        x = frames.float()
+        # A copy of its own, so scaling and normalising work in place: one batch-sized float array, not three.
+        x = frames.to(torch.float32, copy=True)
         for op in ops:
             x = op(x)
         return x

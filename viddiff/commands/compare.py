@@ -12,8 +12,9 @@ from viddiff.errors import ViddiffError
 from viddiff.methods.events import Finished
 from viddiff.methods.viddiff import PairRun
 from viddiff.pose.measure import describe_evidence
+from viddiff.pose.view import describe_measured
 from viddiff.report.compare import PairOutputs
-from viddiff.report.standins import STAND_IN_NOTE, note_lines, notice_of
+from viddiff.report.standins import COMPARE_SHOWS, DESCRIBE_SHOWS, STAND_IN_NOTE, note_lines, notice_of
 from viddiff.report.views import StandInView
 from viddiff.runs.cost_guard import dollars
 from viddiff.schema import Mode, Sample, StageUsage
@@ -64,7 +65,7 @@ def cli_compare(args: argparse.Namespace) -> int:
         print(result.model_dump_json(indent=2))
         return 0
     print(result.description if mode == "describe" else format_comparison(result))
-    notice = notice_of(stand_ins)
+    notice = notice_of(stand_ins, DESCRIBE_SHOWS if mode == "describe" else COMPARE_SHOWS)
     if notice:  # beside the table; on stderr when stdout is the description itself
         print(notice, file=sys.stderr if mode == "describe" else sys.stdout)
     return 0
@@ -97,10 +98,15 @@ def format_comparison(result: ComparisonResult) -> str:
     for d in result.differences:
         times = f"{_fmt_times(d.times_a)} / {_fmt_times(d.times_b)}"
         lines.append(f"{d.description.ljust(width)}  {names[d.prediction]:<12}  {times}")
+        if d.agreement is not None:
+            lines.append(f"  verdict: {d.agreement.headline}")
         if d.evidence is not None:
             lines.append(f"  measured: {describe_evidence(d.evidence)}")
             if d.evidence.status == "not_comparable":
                 lines.append(f"    not compared: {d.evidence.reason}")
+            who = describe_measured(d.evidence)
+            if who:
+                lines.append(f"    who: {who}")
         elif d.evidence_absent:
             lines.append(f"  measured: nothing ({d.evidence_absent})")
     for note in result.notes:

@@ -11,13 +11,16 @@ import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from viddiff.cache import open_cache
 from viddiff.config import config_from_args
 from viddiff.errors import ViddiffError
 from viddiff.pose.drawing import draw_skeleton, track_keypoints
 from viddiff.pose.estimators import build_pose_estimator
 from viddiff.pose.export import write_angles_csv, write_keypoints_csv
-from viddiff.pose.track import estimate_track
+from viddiff.pose.people import describe_subject
+from viddiff.pose.track import PoseTrack, estimate_track
 from viddiff.report.compare import ensure_writable_dir
 from viddiff.store import output_error
 from viddiff.video import read_video
@@ -61,14 +64,29 @@ def cli_pose(args: argparse.Namespace) -> int:
             written.append(write_video(out / "overlay.mp4", _even(frames), fps=video.fps, times_s=times))
     except OSError as exc:
         raise output_error(Path(exc.filename or out), exc) from None
+    found = int(track.detected.sum())
     print(
-        f"{args.video}: a person in {track.detected.sum()} of {len(track.detected)} frames at {video.fps:.3g} fps "
-        f"({track.estimator}); side swaps fixed in {count_of(int(kinematics.swapped.any(axis=1).sum()), 'frame')}",
+        f"{args.video}: measured {describe_subject(track.subject)}; found in {found} of {len(track.detected)} frames "
+        f"at {video.fps:.3g} fps ({track.estimator}){dropped_frames(track)}; side swaps fixed in "
+        f"{count_of(int(kinematics.swapped.any(axis=1).sum()), 'frame')}",
         file=sys.stderr,
     )
     for path in written:
         print(path)
     return 0
+
+
+def dropped_frames(track: PoseTrack) -> str:
+    """Why the measured person has no keypoints in the other frames, each frame counted once by its reason."""
+    missing = ~track.detected
+    if not missing.any():
+        return ""
+    others = missing & (track.identity_gap if track.identity_gap is not None else np.zeros_like(missing))
+    reasons = [
+        (int(others.sum()), "someone else was found but could not be shown to be the measured person"),
+        (int((missing & ~others).sum()), "nobody was found"),
+    ]
+    return f"; not in {int(missing.sum())}: " + ", ".join(f"{n} where {why}" for n, why in reasons if n)
 
 
 def _even(frames):

@@ -30,10 +30,37 @@ def preset_path(name: str) -> Optional[Path]:
 
 
 def preset_summary(name: str) -> str:
-    """The first line of the preset's leading comment: what it is for."""
+    """The first sentence of the preset's leading comment: what it is for.
+
+    A sentence may run over several comment lines and hold colons and abbreviations ("App. G");
+    it ends at a full stop outside brackets and quotes that ends its line or precedes a space.
+    """
     path = preset_path(name)
     assert path is not None, name
-    for line in path.read_text().splitlines():
-        if line.startswith("#") and line.strip("# "):
-            return line.lstrip("# ").strip()
-    return ""
+    return first_sentence(leading_paragraph(path.read_text()))
+
+
+def leading_paragraph(text: str) -> str:
+    """The file's opening comment lines up to the first blank comment line, joined by spaces."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        body = line.lstrip("#").strip()
+        if not line.startswith("#") or (not body and lines):
+            break
+        if body:
+            lines.append(body)
+    return " ".join(lines)
+
+
+def first_sentence(text: str) -> str:
+    depth, quoted = 0, False
+    for i, char in enumerate(text):
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth = max(depth - 1, 0)
+        elif char == '"':
+            quoted = not quoted
+        elif char == "." and depth == 0 and not quoted and (i + 1 == len(text) or text[i + 1] == " "):
+            return text[: i + 1]
+    return text

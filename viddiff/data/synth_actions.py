@@ -143,7 +143,7 @@ SQUAT = ActionSpec(
     ),
     domain="fitness",
     split="easy",
-    fps=12.0,
+    fps=8.0,  # VidDiffBench's fitness rate: the method's 8 fps, the baselines' 4 and compare's 4 are whole strides
     stages=("setup", "descent", "bottom", "ascent", "lockout"),
     params=(
         Param("depth", 50.0, 115.0, threshold=12.0),
@@ -256,7 +256,7 @@ FREE_THROW = ActionSpec(
     ),
     domain="ballsports",
     split="medium",
-    fps=30.0,
+    fps=20.0,  # the ballsports rate 5 fps and compare's 4 fps are both whole strides
     stages=("set", "dip", "rise", "release"),
     params=(
         Param("stance", 12.0, 40.0, threshold=6.0),

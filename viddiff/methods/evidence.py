@@ -24,16 +24,18 @@ from viddiff.cache import Cache
 from viddiff.config import Config, ModelCallConfig
 from viddiff.errors import EndpointError, InvalidAnswerError
 from viddiff.localizer.localize import Localization
+from viddiff.pose.agreement import settle
 from viddiff.pose.align import stage_windows
 from viddiff.pose.estimators import PoseEstimator, build_pose_estimator
 from viddiff.pose.mapping import map_differences
+from viddiff.pose.roll import level_pair
 from viddiff.pose.measure import Settings, VideoMeasures, measure
 from viddiff.pose.track import PoseTrack, estimate_track
 from viddiff.pose.sampling import pose_rate
 from viddiff.pose.statistics import inside
 from viddiff.pose.view import comparable_views, estimate_view
 from viddiff.pose.vocabulary import QUANTITIES
-from viddiff.schema import CameraView, Evidence, MeasurementSpec, Proposal, Sample, VideoRef
+from viddiff.schema import CameraView, Evidence, MeasurementSpec, Mode, Prediction, Proposal, Sample, VideoRef
 from viddiff.video import VideoFrames, probe_video, read_video_ref, resolve_trim
 
 NO_MEASUREMENT = "no measurement fits this difference"
@@ -70,8 +72,24 @@ class PoseEvidence:
 
     @property
     def wanted(self) -> bool:
-        """Whether the VidDiff method measures at all (``pose.evidence`` or ``differencer.pose_evidence``)."""
-        return self.config.pose.evidence or self.config.differencer.pose_evidence
+        """Whether the VidDiff method measures at all (``pose.evidence``, ``differencer.pose_evidence`` or
+        ``differencer.evidence: decide``)."""
+        differencer = self.config.differencer
+        return self.config.pose.evidence or differencer.pose_evidence or differencer.evidence == "decide"
+
+    @property
+    def needed_first(self) -> bool:
+        """Whether the measurements must be known before the first verdict (for the prompt, or to decide)."""
+        return self.config.differencer.pose_evidence or self.config.differencer.evidence == "decide"
+
+    def settle(self, prediction: Prediction, evidence: Optional[Evidence], mode: Mode) -> Prediction:
+        """The VLM's verdict beside the measured one, answered by ``differencer.evidence``
+        (:func:`viddiff.pose.agreement.settle`); describe mode allows ``c`` (its similarities)."""
+        differencer = self.config.differencer
+        return settle(
+            prediction, evidence, self.config.pose.margins.model_dump(), mode=differencer.evidence,
+            options="abc" if mode == "describe" else differencer.options,
+        )
 
     def mapping_call(self) -> ModelCallConfig:
         """The proposer's model and endpoint, at temperature 0: a mapping is a lookup, not a creative answer."""
@@ -125,13 +143,13 @@ class PoseEvidence:
         :meth:`begin`'s future (started here when not given)."""
         ready = await (prepared if prepared is not None else self.prepare(sample, proposal, meter))
         cfg = self.config.pose
+        tracks = level_pair(*ready.tracks) if ready.tracks else (None, None)  # a picture turned relative to the other
         kinematics = [
             track.kinematics(min_confidence=cfg.min_confidence, smoothing_frames=cfg.smoothing_frames, fix_sides=cfg.fix_side_swaps)
             if track is not None else None
-            for track in (ready.tracks or (None, None))
+            for track in tracks
         ]
         label = ready.tracks[0].estimator if ready.tracks else None
-        tracks = ready.tracks or (None, None)
         subjects = [track.subject_info(kin) if track is not None else None for track, kin in zip(tracks, kinematics)]
         keyframes = {k.key: k for k in localization.keyframes}
         settings = Settings(
@@ -139,6 +157,8 @@ class PoseEvidence:
             robust_window_s=cfg.robust_window_s, smoothing_frames=cfg.smoothing_frames,
             noise_floors=cfg.noise_floors.model_dump(), alignment=cfg.alignment,
             views_differ=functools.partial(_views_differ, tolerance_deg=cfg.view_tolerance_deg),
+            view_errors=cfg.view_errors.model_dump(), plane_tolerance_deg=cfg.plane_tolerance_deg,
+            view_difference_errors=cfg.view_difference_errors.model_dump(),
         )
         stage_names = [s.name for s in proposal.stages]
         evidence = []
@@ -194,5 +214,5 @@ def _view(track: PoseTrack, windows: np.ndarray, spec: MeasurementSpec) -> Camer
     return estimate_view(track, inside(track.times_s, float(start), float(end)))
 
 
-def _views_differ(a: CameraView, b: CameraView, *, tolerance_deg: float) -> Optional[str]:
-    return comparable_views(a, b, tolerance_deg)
+def _views_differ(a: CameraView, b: CameraView, spec: MeasurementSpec, *, tolerance_deg: float) -> Optional[str]:
+    return comparable_views(a, b, tolerance_deg, spec)

@@ -21,7 +21,7 @@ from viddiff.config import ModelCallConfig
 from viddiff.errors import ViddiffError
 from viddiff.methods.viddiff import VidDiffMethod, _frame_rate_notes
 from viddiff.pose.mapping import STAGE as POSE_STAGE
-from viddiff.pose.measure import decide
+from viddiff.pose.agreement import agreement
 from viddiff.schema import Mode, Prediction, Sample, SampleResult
 from viddiff.video import VideoFrames
 
@@ -73,8 +73,14 @@ class PoseMethod(VidDiffMethod):
         predictions = []
         for diff in proposal.differences:
             evidence = by_key.get(diff.key)
-            letter, why = decide(evidence, margins) if evidence is not None else (None, found.absent[diff.key])
-            predictions.append(Prediction(key=diff.key, description=diff.description, prediction=letter, rationale=why))
+            if evidence is None:
+                predictions.append(Prediction(key=diff.key, description=diff.description, prediction=None, rationale=found.absent[diff.key]))
+                continue
+            agreed = agreement(None, evidence, margins, has_vlm=False)
+            predictions.append(Prediction(
+                key=diff.key, description=diff.description, prediction=agreed.measured, rationale=agreed.measured_reason,
+                agreement=agreed,
+            ))
         _notify(on_stage, POSE_STAGE)
         count = Counter(e.status for e in found.evidence)
         notes = proposal.notes + localization.notes + _frame_rate_notes(videos) + [

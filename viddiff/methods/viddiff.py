@@ -309,17 +309,20 @@ class VidDiffMethod:
         # Measured context for the prompts must come first; evidence only for the results runs beside the judging.
         measuring = asyncio.ensure_future(self._evidence(sample, proposal, localization, videos, meter, preparing))
         try:
-            (evidence_first, absent_first), measured = await measuring if self.config.differencer.pose_evidence else (([], {}), {})
+            (evidence_first, absent_first), measured = await measuring if self.pose_evidence.needed_first else (([], {}), {})
             known = {e.key: e for e in evidence_first}
             verdicts = self._verdicts(sample, mode, proposal, localization, videos, meter, measured)
             async with contextlib.aclosing(verdicts):
                 async for prediction in verdicts:
                     predictions[prediction.key] = prediction
-                    yield Judged(prediction, evidence=known.get(prediction.key), evidence_absent=absent_first.get(prediction.key))
+                    key = prediction.key
+                    settled = self.pose_evidence.settle(prediction, known.get(key), mode)
+                    yield Judged(settled, evidence=known.get(key), evidence_absent=absent_first.get(key))
             (evidence, absent), _ = await measuring
         finally:
             await _cancelled(measuring)
-        ordered = [predictions[d.key] for d in proposal.differences]
+        by_key = {e.key: e for e in evidence}
+        ordered = [self.pose_evidence.settle(predictions[d.key], by_key.get(d.key), mode) for d in proposal.differences]
         result = self._result(sample, mode, index, proposal, localization, ordered, evidence, videos, meter)
         result.evidence_absent = absent
         yield Finished(result, videos)

@@ -129,6 +129,18 @@ def facing_per_frame(
     return facing, contested
 
 
+def circular_median(degrees: np.ndarray) -> float:
+    """The angle minimising the summed circular distance to ``degrees`` (searched over the data themselves)."""
+    values = np.asarray(degrees, dtype=np.float64)
+    costs = [np.abs(wrap_degrees(values - v)).sum() for v in values]
+    return float(values[int(np.argmin(costs))])
+
+
+def wrap_degrees(degrees: np.ndarray) -> np.ndarray:
+    """Into (-180, 180]."""
+    return 180.0 - np.mod(180.0 - np.asarray(degrees, dtype=np.float64), 360.0)
+
+
 __all__ = [
-    "FRONT_WIDTH", "face_towards_camera", "facing_per_frame", "square_on", "torso_width_ratio", "yaw_2d", "yaw_3d",
+    "FRONT_WIDTH", "circular_median", "wrap_degrees", "face_towards_camera", "facing_per_frame", "square_on", "torso_width_ratio", "yaw_2d", "yaw_3d",
 ]

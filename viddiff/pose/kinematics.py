@@ -16,7 +16,7 @@ lengths (shoulder centre to hip centre, the track's median).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 import numpy as np
@@ -82,6 +82,11 @@ class Kinematics:
     side_unresolved: Optional[np.ndarray] = None
     """(T, 2) frames whose arm (column 0) or leg (column 1) labels contradict the view even after relabelling:
     one-side quantities there are gaps (``SIDE_UNRESOLVED``). ``None`` = none (no view given)."""
+    either_side: dict[str, np.ndarray] = field(default_factory=dict)
+    """One-side series name → (T,) its values *also* in the frames whose sides are unresolved, for the series
+    whose joints are all in one limb group (knee, elbow and ankle angles, wrist heights, speeds): a left+right
+    mean of them does not depend on which side is which (the group is labelled as one), so it survives a
+    frontal view's doubt. Not for hip and shoulder angles, which mix the arm and leg groups."""
 
 
 def compute_kinematics(
@@ -124,12 +129,39 @@ def compute_kinematics(
             for per_joint in (joint_reasons, confidence):
                 per_joint[np.ix_(rows, joints)] = per_joint[rows][:, SWAP][:, joints]
     clean = smooth(clean, smoothing_frames)
-    values, reasons = derive(clean, joint_reasons, np.asarray(times_s, dtype=np.float64), unresolved)
+    times = np.asarray(times_s, dtype=np.float64)
+    values, reasons = derive(clean, joint_reasons, times, unresolved)
+    either = {}
+    if unresolved is not None and unresolved.any():
+        plain, _ = derive(clean, joint_reasons, times, None)
+        either = {name: plain[name] for name in one_group_series(values)}
     return Kinematics(
-        times_s=np.asarray(times_s, dtype=np.float64), frame_indices=np.asarray(frame_indices), xy=clean,
+        times_s=times, frame_indices=np.asarray(frame_indices), xy=clean,
         confidence=confidence, values=values, reasons=reasons, swapped=swapped, width=width, height=height,
-        side_unresolved=unresolved,
+        side_unresolved=unresolved, either_side=either,
     )
+
+
+def one_group_series(names: Sequence[str]) -> list[str]:
+    """The one-side series whose joints all belong to one limb group (arms or legs): knee, elbow and ankle
+    angles, wrist heights and speeds (see :attr:`Kinematics.either_side`)."""
+    out = []
+    for name in names:
+        if not name.startswith(("left_", "right_")):
+            continue
+        body = name.split("_", 1)[1]
+        joint = body.rsplit("_", 1)[0]  # knee_angle -> knee, wrist_height -> wrist, wrist_speed -> wrist
+        if body.endswith("_angle"):
+            groups = {_group(part) for part in ANGLES[joint]}
+        else:
+            groups = {_group(joint)}
+        if len(groups) == 1:
+            out.append(name)
+    return out
+
+
+def _group(limb: str) -> int:
+    return 0 if limb in UPPER_LIMBS else 1
 
 
 def labels_against_view(xy: np.ndarray, facing: np.ndarray) -> np.ndarray:

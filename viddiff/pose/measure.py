@@ -7,7 +7,10 @@ both values with their intervals; or, when too few frames or seconds give a conf
 the reason and no number; or, when the two cameras see the body from views too different for a 2D quantity to
 mean the same thing, both values, the reason and ``not_comparable``. :func:`decide` turns a measured evidence
 into ``a``/``b`` only when the difference exceeds both the combined uncertainty and the quantity's smallest
-meaningful difference, else ``c`` "within measurement noise". Pure: arrays and pydantic models in and out.
+meaningful difference, else ``c`` "within measurement noise". A 2D value is the body's own only where the camera
+faces the quantity's plane of motion; elsewhere it is marked as seen in the picture and its interval carries a
+calibrated view part, which a verdict between comparable views replaces by the smaller view part of the
+difference (docs/pose.md "Accuracy"). Pure: arrays and pydantic models in and out.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import numpy as np
 from viddiff.pose.align import stage_time, warp_stage_times
 from viddiff.pose.kinematics import OK, Kinematics, REASON_PRIORITY, describe_reasons
 from viddiff.pose.statistics import Reading, coverage, frame_noise, inside, read_statistic, running_median, window_samples
+from viddiff.pose.view import WORDS, faces_plane
 from viddiff.pose.vocabulary import QUANTITIES, label, normalised, series_names
 from viddiff.schema import (
     CameraView, Evidence, EvidenceCurve, EvidenceInterval, EvidencePoint, Letter, MeasurementSpec, SubjectInfo,
@@ -28,8 +32,8 @@ from viddiff.schema import (
 )
 
 _DIGITS = 4
-ViewCheck = Callable[[CameraView, CameraView], Optional[str]]
-"""Two views → ``None`` when a 2D body quantity compares between them, else the reason in words."""
+ViewCheck = Callable[[CameraView, CameraView, MeasurementSpec], Optional[str]]
+"""Two views and the measurement → ``None`` when it compares between them, else the reason in words."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,13 @@ class Settings:
     alignment: Literal["stages", "dtw"] = "stages"
     views_differ: Optional[ViewCheck] = None
     """The comparability rule for 2D body quantities (``None``: views are not checked)."""
+    view_errors: Mapping[str, float] = field(default_factory=dict)
+    """:class:`viddiff.config.PoseViewErrorsConfig` as a mapping: the view part of a value seen only in the picture."""
+    view_difference_errors: Mapping[str, float] = field(default_factory=dict)
+    """The same for a difference between two comparable views (``pose.view_difference_errors``)."""
+    plane_tolerance_deg: Optional[float] = None
+    """Within this of facing a quantity's plane of motion, a 2D value is the body's own (``None``: values are not
+    labelled and get no view part)."""
 
 
 def measure(
@@ -113,13 +124,17 @@ def measure(
     if problems:
         return evidence
     values = dict(value_a=_round(read_a.value), value_b=_round(read_b.value), interval_a=interval_a, interval_b=interval_b)
-    views = comparability(a.view, b.view, settings.views_differ)
+    if interval_a.in_picture or interval_b.in_picture:
+        values["view_difference"] = float(settings.view_difference_errors.get(spec.quantity, 0.0))
+    views = comparability(a.view, b.view, settings.views_differ, spec)
     if views is not None:
         return evidence.model_copy(update={**values, "status": "not_comparable", "reason": views})
     return evidence.model_copy(update={**values, "status": "measured", "reason": ""})
 
 
-def comparability(view_a: Optional[CameraView], view_b: Optional[CameraView], views_differ: Optional[ViewCheck]) -> Optional[str]:
+def comparability(
+    view_a: Optional[CameraView], view_b: Optional[CameraView], views_differ: Optional[ViewCheck], spec: MeasurementSpec
+) -> Optional[str]:
     """Why a 2D body quantity does not compare between these two views (``None``: it does, or they are unknown).
 
     A joint angle, a lean, a width or a speed seen in the image is a projection: the same movement filmed from
@@ -127,7 +142,7 @@ def comparability(view_a: Optional[CameraView], view_b: Optional[CameraView], vi
     and durations need no projection and always compare (they never reach this rule)."""
     if view_a is None or view_b is None or views_differ is None:
         return None
-    return views_differ(view_a, view_b)
+    return views_differ(view_a, view_b, spec)
 
 
 def decide(evidence: Evidence, margins: Mapping[str, float]) -> tuple[Optional[Letter], str]:
@@ -146,11 +161,11 @@ def decide(evidence: Evidence, margins: Mapping[str, float]) -> tuple[Optional[L
     kind = QUANTITIES[evidence.measurement.quantity].margin
     unit = evidence.unit
     numbers = f"{evidence.label}: A {_with_interval(a, evidence.interval_a, unit)}, B {_with_interval(b, evidence.interval_b, unit)}"
-    ua = evidence.interval_a.half_width if evidence.interval_a else 0.0
-    ub = evidence.interval_b.half_width if evidence.interval_b else 0.0
+    ua, ub = _comparison_width(evidence.interval_a), _comparison_width(evidence.interval_b)
+    shared = evidence.view_difference > 0
     if kind in ("angle", "length"):
         margin = margins["angle_deg" if kind == "angle" else "length"]
-        gap, noise = abs(b - a), math.hypot(ua, ub)
+        gap, noise = abs(b - a), math.hypot(ua, ub, evidence.view_difference)
         gap_text = f"B − A = {shown_value(b - a, unit, signed=True)}"
         noise_text, margin_text = f"±{shown_value(noise, unit)}", shown_value(margin, unit)
         big_enough = gap > margin
@@ -164,11 +179,22 @@ def decide(evidence: Evidence, margins: Mapping[str, float]) -> tuple[Optional[L
         gap_text = f"ratio {high / low:.3g}"
         noise_text, margin_text = f"±{100 * noise:.2g}%", f"×{ratio:g}"
         big_enough = high / low >= ratio
+    if shared:
+        noise_text += ", the pictures' difference from comparable views"
     if gap <= noise:
         return "c", f"{numbers} ({gap_text}): within measurement noise ({noise_text})"
     if not big_enough:
         return "c", f"{numbers} ({gap_text}, noise {noise_text}): below the smallest meaningful difference ({margin_text})"
     return _letter(evidence, a, b, f"{numbers} ({gap_text}, beyond noise {noise_text} and {margin_text})")
+
+
+def _comparison_width(interval: Optional[EvidenceInterval]) -> float:
+    """A value's half-width as it enters a comparison between comparable views: without its view part, which
+    both videos largely share; the part of it they do not share is the evidence's ``view_difference``
+    (``bench/pose_accuracy.py`` measures hits, reversals and false differences with this rule)."""
+    if interval is None:
+        return 0.0
+    return math.sqrt(max(0.0, interval.half_width ** 2 - interval.view ** 2))
 
 
 def _letter(evidence: Evidence, a: float, b: float, why: str) -> tuple[Letter, str]:
@@ -184,8 +210,11 @@ def describe_evidence(evidence: Evidence) -> str:
     if evidence.status == "uncertain":
         return f"{evidence.label}: not measured reliably ({evidence.reason})"
     sides = ", ".join(
-        f"video {which} {_with_interval(value, interval, evidence.unit)}{_support(interval)}"
-        for which, value, interval in (("A", evidence.value_a, evidence.interval_a), ("B", evidence.value_b, evidence.interval_b))
+        f"video {which} {_with_interval(value, interval, evidence.unit)}{_support(interval, view)}"
+        for which, value, interval, view in (
+            ("A", evidence.value_a, evidence.interval_a, evidence.view_a),
+            ("B", evidence.value_b, evidence.interval_b, evidence.view_b),
+        )
     )
     return f"{evidence.label}: {sides}"
 
@@ -197,10 +226,14 @@ def _with_interval(value: float, interval: Optional[EvidenceInterval], unit: str
     return f"{number} ±{spread}°" if unit == "°" else f"{number} ±{spread} {unit}"
 
 
-def _support(interval: Optional[EvidenceInterval]) -> str:
+def _support(interval: Optional[EvidenceInterval], view: Optional[CameraView] = None) -> str:
     if interval is None:
         return ""
-    return f" ({interval.frames} frames, {interval.seconds:.2g} s)"
+    seen = ""
+    if interval.in_picture:
+        where = WORDS[view.label] if view is not None else WORDS["unknown"]
+        seen = f"as seen in the picture, filmed from {where}, not the body's own; "
+    return f" ({seen}{interval.frames} frames, {interval.seconds:.2g} s)"
 
 
 def _duration(common: dict, spec: MeasurementSpec, a: VideoMeasures, b: VideoMeasures) -> Evidence:
@@ -254,14 +287,27 @@ def _interval(
             boundaries = max(boundaries, abs(other.value - reading.value))
     if QUANTITIES[spec.quantity].relative_floor:
         floor = floor * abs(reading.value)
-    parts = (reading.frame_noise, reading.sampling, boundaries, floor)
+    in_picture, view = _view_part(spec, video, settings)
+    parts = (reading.frame_noise, reading.sampling, boundaries, floor, view)
     at = None if reading.at_s is None else float(stage_time(np.array([reading.at_s]), video.windows)[0])
     return EvidenceInterval(
         half_width=_round(math.sqrt(sum(p * p for p in parts))), frame_noise=_round(parts[0]), sampling=_round(parts[1]),
-        boundaries=_round(parts[2]), noise_floor=_round(parts[3]), frames=reading.frames,
+        boundaries=_round(parts[2]), noise_floor=_round(parts[3]), view=_round(view), in_picture=in_picture,
+        frames=reading.frames,
         seconds=round(reading.seconds, _DIGITS), at_s=None if reading.at_s is None else round(reading.at_s, _DIGITS),
         at_stage_time=None if at is None or not np.isfinite(at) else round(at, _DIGITS),
     )
+
+
+def _view_part(spec: MeasurementSpec, video: VideoMeasures, settings: Settings) -> tuple[bool, float]:
+    """Whether the value is only the picture's (the camera does not face the quantity's plane of motion), and the
+    view part of its interval that then covers the body's value (docs/pose.md "Accuracy")."""
+    if settings.plane_tolerance_deg is None:
+        return False, 0.0
+    quantity = QUANTITIES[spec.quantity]
+    if faces_plane(video.view, quantity.plane, settings.plane_tolerance_deg):
+        return False, 0.0
+    return True, float(settings.view_errors.get(spec.quantity, 0.0))
 
 
 def _problems(
@@ -290,8 +336,11 @@ def _problems(
 
 
 def _combined(kin: Kinematics, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """One series from one or two (left and right: the mean of the sides found in each frame), with gap reasons."""
-    stacked = np.stack([kin.values[n] for n in names])
+    """One series from one or two (left and right: the mean of the sides found in each frame), with gap reasons.
+    A left+right mean also uses the frames whose sides are unresolved where that cannot change it
+    (:attr:`~viddiff.pose.kinematics.Kinematics.either_side`)."""
+    either = len(names) == 2 and all(n in kin.either_side for n in names)
+    stacked = np.stack([(kin.either_side if either else kin.values)[n] for n in names])
     reasons = np.stack([kin.reasons[n] for n in names])
     found = np.isfinite(stacked)
     count = found.sum(axis=0)

@@ -43,13 +43,18 @@ SAME_PERSON = 0.35
 """Two detections whose torso centres are closer than this many torso lengths are one person found twice
 (overlapping crops, or the second look)."""
 RULES: dict[str, str] = {
-    "auto": "the person largest and nearest the centre over the frames they are seen (size × centrality, summed)",
+    "auto": "the person largest, nearest the centre and moving most over the frames they are seen (size × "
+            "centrality, summed, × the square root of their range of movement)",
     "largest": "the largest person over the frames they are seen (torso length, summed)",
     "centre": "the person nearest the centre of the picture over the frames they are seen (centrality, summed)",
     "left": "the leftmost person in the picture (median position, among those seen in a quarter of the frames)",
     "right": "the rightmost person in the picture (median position, among those seen in a quarter of the frames)",
 }
 """``pose.subject`` values and the rule each stands for, in the words the evidence records."""
+MIN_ACTIVITY = 0.05
+"""Range of movement (torso lengths) below which everyone counts as this still: keypoint jitter is not motion."""
+CLOSE_CHOICE = 0.8
+"""A runner-up scoring at least this share of the chosen person's score makes the choice close (a warning)."""
 _TORSO = [INDEX[n] for n in ("left_shoulder", "right_shoulder", "left_hip", "right_hip")]
 
 
@@ -214,7 +219,7 @@ def choose_subject(
             if k >= 0:
                 frames_of.setdefault(k, []).append((t, i))
     member = np.full(n, -1, dtype=np.int64)
-    chosen = _best(frames_of, people, width, height, rule)
+    chosen, runner_up = _best(frames_of, people, width, height, rule)
     if chosen is not None:
         for k in _continuations(chosen, frames_of, people, times_s):
             for t, i in frames_of[k]:
@@ -231,14 +236,38 @@ def choose_subject(
     words = RULES[rule] if counted else "the one person the estimator follows (it does not look for others)"
     info = SubjectInfo(
         people_max=int(counts.max()) if n else 0, frames_with_others=int((others > 0).sum()), rule=words,
-        position=position, identity_gaps=int(identity_gap.sum()),
+        position=position, identity_gaps=int(identity_gap.sum()), runner_up=runner_up if counted else None,
     )
     return Subject(member=member, identity_gap=identity_gap, people=counts, info=info)
 
 
-def _best(frames_of: dict[int, list[tuple[int, int]]], people, width: int, height: int, rule: str) -> Optional[int]:
+def activity(persons: Sequence[Person]) -> float:
+    """How much a person's body moves: the spread over time of each sure keypoint's position relative to the
+    torso centre, in torso lengths (the upper quartile over the joints). Whoever performs the action moves;
+    a bystander stands: on the Pose2Sim two-person take the athlete's is 0.42–0.71, the bystander's 0.09–0.44,
+    larger in each of the four cameras."""
+    if len(persons) < 3:
+        return MIN_ACTIVITY
+    scale = float(np.median([size(p) for p in persons]))
+    if not scale > 0:
+        return MIN_ACTIVITY
+    relative = np.array([
+        np.where((p.confidence >= KEY_CONFIDENCE)[:, None], p.xy - centre(p), np.nan) for p in persons
+    ]) / scale
+    seen = np.isfinite(relative).all(axis=2).sum(axis=0) >= 3
+    if not seen.any():
+        return MIN_ACTIVITY
+    spread = np.linalg.norm(np.nanstd(relative[:, seen], axis=0), axis=-1)
+    return max(MIN_ACTIVITY, float(np.percentile(spread, 75)))
+
+
+def _best(
+    frames_of: dict[int, list[tuple[int, int]]], people, width: int, height: int, rule: str
+) -> tuple[Optional[int], Optional[float]]:
+    """The chosen identity, and the runner-up's score as a share of its score (``None``: nobody else, or a
+    positional rule)."""
     if not frames_of:
-        return None
+        return None, None
     def centrality(p: Person) -> float:
         """1 at the centre, 0 in a corner: the offset as fractions of the half width and half height (a person at
         the side of a portrait frame is off-centre, however few pixels that is)."""
@@ -250,15 +279,42 @@ def _best(frames_of: dict[int, list[tuple[int, int]]], people, width: int, heigh
         if rule in ("left", "right"):
             x = float(np.median([centre(p)[0] for p in persons]))
             return -x if rule == "left" else x
-        return float(sum(
+        total = float(sum(
             (size(p) / height if rule != "centre" else 1.0) * (centrality(p) if rule != "largest" else 1.0) for p in persons
         ))
+        return total * np.sqrt(activity(persons)) if rule == "auto" else total
 
     candidates = list(frames_of)
     if rule in ("left", "right"):
         longest = max(len(v) for v in frames_of.values())
         candidates = [k for k in candidates if len(frames_of[k]) >= longest / 4]
-    return max(candidates, key=score)
+    scores = sorted(((score(k), k) for k in candidates), reverse=True)
+    best_score, best = scores[0]
+    if rule in ("left", "right") or len(scores) < 2 or best_score <= 0:
+        return best, None
+    return best, round(scores[1][0] / best_score, 3)
+
+
+def describe_subject(info: SubjectInfo) -> str:
+    """Who was measured, for people: "the person on the left, 1 of 3 in view" (with "a close choice" when
+    another person scored nearly as high), "the only person in view", or nobody."""
+    if info.people_max == 0:
+        return "nobody was found"
+    if info.rule.startswith("the one person the estimator follows"):
+        return "the one person the estimator follows (it does not look for others)"
+    if info.people_max == 1:
+        return "the only person in view"
+    where = "" if info.position is None else " " + _place(info.position[0])
+    words = f"the person{where}, 1 of {info.people_max} in view"
+    if info.runner_up is not None and info.runner_up >= CLOSE_CHOICE:
+        words += (f" (a close choice: another person scored {info.runner_up:.0%} as high; pose.subject: left, right, "
+                  "largest or centre chooses by position or size)")
+    return words
+
+
+def _place(x: float) -> str:
+    """Where in the picture's width, in thirds."""
+    return "on the left" if x < 1 / 3 else "on the right" if x > 2 / 3 else "in the middle"
 
 
 def _continuations(chosen: int, frames_of: dict[int, list[tuple[int, int]]], people, times_s: np.ndarray) -> list[int]:
@@ -307,6 +363,7 @@ def _member_at(frames_of: dict[int, list[tuple[int, int]]], joined: list[int], t
 
 
 __all__ = [
-    "Identities", "Person", "RULES", "Subject", "body_box", "centre", "choose_subject", "largest_first",
+    "Identities", "Person", "RULES", "Subject", "activity", "body_box", "centre", "choose_subject", "describe_subject",
+    "largest_first",
     "link_identities", "size", "without_duplicates",
 ]

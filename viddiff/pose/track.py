@@ -64,6 +64,9 @@ class PoseTrack:
     the hips, y down, z away from the camera); NaN where not found; ``None`` when the estimator gives none."""
     identity_gap: Optional[np.ndarray] = None
     """(T,) frames where someone was found who could not be shown to be the measured person (gaps, never values)."""
+    turned_deg: int = 0
+    """Degrees (a multiple of 90, counter-clockwise) the keypoints were turned from the picture's own frame
+    (:func:`viddiff.pose.roll.level_pair`); ``width`` and ``height`` are the turned frame's."""
 
     @property
     def detected(self) -> np.ndarray:
@@ -113,21 +116,7 @@ def estimate_track(
     frames = video.frames
     height, width = (int(frames.shape[1]), int(frames.shape[2])) if frames.ndim == 4 else (0, 0)
     label = describe(estimator)
-    key = hash_key({
-        "estimator": estimator.name, "settings": estimator.settings(), "joints": list(JOINTS),
-        "frames": frames_digest(frames), "format": CACHE_FORMAT,
-    })
-    found = cache.get(CACHE_NAMESPACE, key) if cache is not None else None
-    people: Optional[list[list[Person]]] = None
-    if found is not None:
-        try:
-            people = _decode(found, len(frames))
-        except ValueError as exc:
-            log.debug("cached pose unreadable (%s); estimating again", exc)
-    if people is None:
-        people = _estimate_people(estimator, frames, [float(t) for t in video.times_s], label)
-        if cache is not None:
-            cache.put(CACHE_NAMESPACE, key, _encode(people))
+    people = estimate_people(video, estimator, cache)
     times_s = np.asarray(video.times_s, dtype=np.float64)
     counted = hasattr(estimator, "estimate_people") and getattr(estimator, "multi_person", True)
     chosen = choose_subject(people, times_s, width, height, subject, counted=counted)
@@ -146,6 +135,27 @@ def estimate_track(
         estimated=np.array([joint in given for joint in JOINTS]), people=chosen.people, subject=chosen.info,
         world_xyz=world, identity_gap=chosen.identity_gap,
     )
+
+
+def estimate_people(video: "VideoFrames", estimator: PoseEstimator, cache: Optional["Cache"] = None) -> list[list[Person]]:
+    """Everyone the estimator finds in each sampled frame of ``video``, from the cache when these exact frames were
+    estimated before with these settings (multi-view triangulation needs everyone, not only the subject)."""
+    frames = video.frames
+    label = describe(estimator)
+    key = hash_key({
+        "estimator": estimator.name, "settings": estimator.settings(), "joints": list(JOINTS),
+        "frames": frames_digest(frames), "format": CACHE_FORMAT,
+    })
+    found = cache.get(CACHE_NAMESPACE, key) if cache is not None else None
+    if found is not None:
+        try:
+            return _decode(found, len(frames))
+        except ValueError as exc:
+            log.debug("cached pose unreadable (%s); estimating again", exc)
+    people = _estimate_people(estimator, frames, [float(t) for t in video.times_s], label)
+    if cache is not None:
+        cache.put(CACHE_NAMESPACE, key, _encode(people))
+    return people
 
 
 def _estimate_people(estimator: PoseEstimator, frames: np.ndarray, times_s: list[float], label: str) -> list[list[Person]]:

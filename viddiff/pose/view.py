@@ -12,8 +12,11 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
-from viddiff.pose.facing import facing_per_frame, yaw_2d, yaw_3d
-from viddiff.schema import CameraView
+from viddiff.pose.facing import circular_median, facing_per_frame, wrap_degrees as _wrap, yaw_2d, yaw_3d
+from viddiff.pose.people import describe_subject
+from viddiff.pose.roll import body_up
+from viddiff.pose.vocabulary import QUANTITIES
+from viddiff.schema import CameraView, Evidence, MeasurementSpec
 
 if TYPE_CHECKING:
     from viddiff.pose.track import PoseTrack
@@ -45,14 +48,16 @@ def estimate_view(track: "PoseTrack", rows: Optional[np.ndarray] = None) -> Came
     """The view over the sampled frames ``rows`` (a boolean mask or indices; ``None`` = all frames)."""
     yaw, method = frame_yaws(track, rows)
     yaw = yaw[np.isfinite(yaw)]
+    up = body_up(track)  # the camera's roll is the clip's, whatever part of it is measured
+    roll = dict(roll_deg=None if up is None else round(up, 1), turned_deg=track.turned_deg)
     if len(yaw) < MIN_FRAMES:
-        return CameraView(label="unknown", frames=int(len(yaw)), method=method)
+        return CameraView(label="unknown", frames=int(len(yaw)), method=method, **roll)
     middle = circular_median(yaw)
     distances = np.abs(_wrap(yaw - middle))
     q1, q3 = np.percentile(distances, [25, 75])
     return CameraView(
         label=view_label(middle), yaw_deg=round(float(middle), 1), spread_deg=round(float(q3 - q1) / 2, 1),
-        frames=int(len(yaw)), method=method,
+        frames=int(len(yaw)), method=method, **roll,
     )
 
 
@@ -85,34 +90,90 @@ def _turn(yaw: float) -> float:
     return min(turned, 180.0 - turned)
 
 
-def comparable_views(a: CameraView, b: CameraView, tolerance_deg: float) -> Optional[str]:
-    """``None`` when body angles of A and B can be compared (:func:`view_gap` within ``tolerance_deg``);
-    otherwise why not, in plain words."""
+def mirrored(view: CameraView) -> CameraView:
+    """The view of a left-right mirrored picture: the yaw and the roll change sign."""
+    return view.model_copy(update={
+        "yaw_deg": None if view.yaw_deg is None else -view.yaw_deg,
+        "roll_deg": None if view.roll_deg is None else -view.roll_deg,
+    })
+
+
+def side_free(spec: MeasurementSpec) -> bool:
+    """Whether a quantity keeps its value in a mirror image: no side (trunk lean, widths, hip height) or the
+    mean of both sides. A one-side quantity of a mirrored picture is the other side's."""
+    return spec.side in ("none", "both") or not QUANTITIES[spec.quantity].sided
+
+
+def comparable_views(
+    a: CameraView, b: CameraView, tolerance_deg: float, spec: Optional[MeasurementSpec] = None
+) -> Optional[str]:
+    """``None`` when the quantity ``spec`` of A and B can be compared; otherwise why not, in plain words.
+
+    The views' yaws must be within ``tolerance_deg`` (:func:`view_gap`); for a quantity that keeps its value in a
+    mirror image (:func:`side_free`), B's mirror image may be the match (a mirrored copy, or a camera at the
+    mirrored angle). For a quantity read against the picture's vertical (trunk lean, heights: ``roll``), the
+    body's up directions (:attr:`CameraView.roll_deg`, after any quarter turns) must also be within
+    ``tolerance_deg``: a rolled camera tilts them all. ``spec=None``: the yaw alone, no mirror."""
     if a.yaw_deg is None or b.yaw_deg is None:
         unknown = [name for name, view in (("A", a), ("B", b)) if view.yaw_deg is None]
         return (
             f"the camera's view of the body could not be estimated in {' and '.join(unknown)} (too few frames "
             "show the torso), so body angles cannot be checked to be seen from comparable directions"
         )
-    gap = view_gap(a, b)
-    if gap <= tolerance_deg:
+    candidates = [b, mirrored(b)] if spec is not None and side_free(spec) else [b]
+    gap, b_seen = min(((view_gap(a, c), c) for c in candidates), key=lambda gc: gc[0])
+    if gap > tolerance_deg:
+        return (
+            f"A filmed from {WORDS[a.label]} (yaw {a.yaw_deg:+.0f}°), B from {WORDS[b.label]} (yaw {b.yaw_deg:+.0f}°): "
+            f"views {gap:.0f}° apart, more than the {tolerance_deg:g}° within which 2D body angles compare"
+        )
+    if spec is None or not QUANTITIES[spec.quantity].roll or a.roll_deg is None or b_seen.roll_deg is None:
         return None
+    tilt = abs(float(_wrap(b_seen.roll_deg - a.roll_deg)))
+    if tilt <= tolerance_deg:
+        return None
+    b_words = f"B ({b.roll_deg:+.0f}°" + (", seen in a mirror)" if b_seen is not b else ")")
     return (
-        f"A filmed from {WORDS[a.label]} (yaw {a.yaw_deg:+.0f}°), B from {WORDS[b.label]} (yaw {b.yaw_deg:+.0f}°): "
-        f"views {gap:.0f}° apart, more than the {tolerance_deg:g}° within which 2D body angles compare"
+        f"the body's up direction in the picture differs by {tilt:.0f}° between A ({a.roll_deg:+.0f}°) and {b_words}, "
+        f"more than {tolerance_deg:g}°: a rolled camera and a different posture cannot be "
+        f"told apart, and {QUANTITIES[spec.quantity].name.replace('_', ' ')} is read against the picture's vertical"
     )
 
 
-def circular_median(degrees: np.ndarray) -> float:
-    """The angle minimising the summed circular distance to ``degrees`` (searched over the data themselves)."""
-    values = np.asarray(degrees, dtype=np.float64)
-    costs = [np.abs(_wrap(values - v)).sum() for v in values]
-    return float(values[int(np.argmin(costs))])
+def describe_measured(evidence: Evidence) -> str:
+    """Who was measured in each video and from where, for people: "A: the person on the left, 1 of 3 in view,
+    filmed from the front (yaw +1°); B: the only person in view, filmed from an angle (yaw −40°)"."""
+    parts = []
+    for which, view, subject in (("A", evidence.view_a, evidence.subject_a), ("B", evidence.view_b, evidence.subject_b)):
+        words = [w for w in (subject and describe_subject(subject), view and describe_view(view)) if w]
+        if words:
+            parts.append(f"{which}: {', '.join(words)}")
+    return "; ".join(parts)
 
 
-def _wrap(degrees: np.ndarray) -> np.ndarray:
-    """Into (-180, 180]."""
-    return 180.0 - np.mod(180.0 - np.asarray(degrees, dtype=np.float64), 360.0)
+def faces_plane(view: Optional[CameraView], plane: Optional[str], tolerance_deg: float) -> bool:
+    """Whether the camera faces a quantity's plane of motion within ``tolerance_deg``, so that its 2D value is the
+    body's own: ``sagittal`` (joint angles, lean) from the side, ``frontal`` (widths) from the front or back.
+    Front and back are folded together, so a 2D view estimate answers as well as a 3D one."""
+    if view is None or view.yaw_deg is None or plane is None:
+        return False
+    turn = _turn(view.yaw_deg)
+    return turn >= 90.0 - tolerance_deg if plane == "sagittal" else turn <= tolerance_deg
 
 
-__all__ = ["circular_median", "comparable_views", "estimate_view", "frame_yaws", "view_gap", "view_label"]
+def describe_view(view: CameraView) -> str:
+    """The view in words: "filmed from an angle (yaw −40°)", with any quarter turns made to measure it."""
+    if view.label == "unknown":
+        words = "camera view unknown"
+    else:
+        words = f"filmed from {WORDS[view.label]}" + (f" (yaw {view.yaw_deg:+.0f}°)" if view.yaw_deg is not None else "")
+    if view.turned_deg:
+        how = "upside down" if view.turned_deg == 180 else f"on its side, turned {view.turned_deg}° back"
+        words += f"; the picture is {how} relative to the other video's (keypoints turned back to measure)"
+    return words
+
+
+__all__ = [
+    "circular_median", "comparable_views", "describe_measured", "describe_view", "estimate_view", "faces_plane",
+    "frame_yaws", "mirrored", "side_free", "view_gap", "view_label",
+]

@@ -29,13 +29,22 @@ class Quantity:
     relative_floor: bool = False
     """Its noise floor (:class:`viddiff.config.PoseNoiseFloorsConfig`, by the quantity's name) is a share of the
     value rather than an absolute amount."""
+    roll: bool = False
+    """Read against the picture's vertical (trunk lean, heights), so a rolled camera changes it; joint angles,
+    widths and speeds do not change when the picture turns."""
+    plane: Optional[Literal["sagittal", "frontal"]] = None
+    """The plane the quantity moves in, where a 2D value is then the body's own when the camera faces it (sagittal:
+    a side view; frontal: a front or back view). ``None`` where no view was measured to make it so: on the
+    Pose2Sim take (``bench/pose_accuracy.py``), hip and elbow angles, widths and heights stay 20° (0.1 body
+    units) or more (p90) from the body's from every direction, since those joints also move out of any one plane;
+    shoulders and lean came close from the front there only because that take's arm raises were sideways."""
 
 
 QUANTITIES: dict[str, Quantity] = {
     q.name: q
     for q in (
         Quantity("knee_angle", "°", "angle at the knee between thigh and shin; 180 = straight leg, smaller = more bent "
-                 "(a deeper squat has a smaller minimum knee angle)", sided=True, margin="angle"),
+                 "(a deeper squat has a smaller minimum knee angle)", sided=True, margin="angle", plane="sagittal"),
         Quantity("hip_angle", "°", "angle at the hip between torso and thigh; 180 = standing straight, smaller = more "
                  "folded at the hip", sided=True, margin="angle"),
         Quantity("elbow_angle", "°", "angle at the elbow between upper arm and forearm; 180 = straight arm",
@@ -43,18 +52,18 @@ QUANTITIES: dict[str, Quantity] = {
         Quantity("shoulder_angle", "°", "angle at the shoulder between torso and upper arm; 0 = arm along the body, "
                  "180 = arm straight overhead", sided=True, margin="angle"),
         Quantity("ankle_angle", "°", "angle at the ankle between shin and foot; smaller = shin tilted further over "
-                 "the foot", sided=True, margin="angle"),
+                 "the foot", sided=True, margin="angle", plane="sagittal"),
         Quantity("trunk_lean", "°", "tilt of the torso from vertical; 0 = upright, larger = leaning further (any "
-                 "direction)", margin="angle"),
+                 "direction)", margin="angle", roll=True),
         Quantity("stance_width", "hip widths", "distance between the ankles, in hip widths"),
         Quantity("grip_width", "shoulder widths", "distance between the wrists, in shoulder widths"),
         Quantity("wrist_height", "torso lengths", "height of the wrist above the shoulders (negative = below), in "
-                 "torso lengths", sided=True),
+                 "torso lengths", sided=True, roll=True),
         Quantity("hip_height", "torso lengths", "height of the hips above the ankles, in torso lengths (smaller = "
-                 "hips lower, e.g. a deeper squat)"),
+                 "hips lower, e.g. a deeper squat)", roll=True),
         Quantity("speed", "torso lengths/s", "speed of one body part (give body_part), in torso lengths per second",
                  sided=True, margin="speed", relative_floor=True),
-        Quantity("duration", "s", "how long the stage (or the whole action) lasts, in seconds; larger = slower "
+        Quantity("duration", "s", "how long the stage lasts, in seconds (for the whole action: the clip's length); larger = slower "
                  "tempo; needs no pose", needs_pose=False, margin="duration"),
     )
 }
@@ -115,7 +124,9 @@ def label(spec: MeasurementSpec, stage_name: Optional[str]) -> str:
     """The measurement in words: "minimum left knee angle during 'descent'"."""
     where = f"during '{stage_name}'" if stage_name else "over the whole action"
     if spec.quantity == "duration":
-        return f"duration of '{stage_name}'" if stage_name else "duration of the whole action"
+        # The whole action's duration is the clip's length from its first frame to its end: a trimmed clip's is
+        # the trim's, not the movement's own start and end, so it says so.
+        return f"duration of '{stage_name}'" if stage_name else "clip length"
     side = "" if spec.side in ("none",) else ("left and right " if spec.side == "both" else f"{spec.side} ")
     if spec.quantity == "speed":
         what = f"{side}{spec.body_part} speed"

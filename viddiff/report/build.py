@@ -232,6 +232,8 @@ def _difference_view(
         category=diff.category if diff else None,
         verdict_class=verdict_class,
         verdict_text=verdict_text,
+        agreement=pred.agreement.headline if pred.agreement else None,
+        disagree=pred.agreement is not None and pred.agreement.outcome == "disagree",
         rationale=pred.rationale,
         stages=[] if global_scope else [StageChip(name=stage_names[i], colour=stage_colour(i)) for i in links],
         scope_note="visible throughout: keyframes spread over the whole clip" if global_scope else None,

@@ -11,11 +11,12 @@ import numpy as np
 
 from viddiff.pose.drawing import draw_skeleton, drawable
 from viddiff.pose.measure import shown_interval
+from viddiff.pose.view import describe_measured
 from viddiff.report.timeline import stage_colour
 from viddiff.report.views import (
     EvidencePlot, EvidenceView, PlotLine, PlotMarker, PlotReading, PlotStage, PlotTick,
 )
-from viddiff.schema import CameraView, Evidence, EvidenceInterval, EvidencePoint, SubjectInfo
+from viddiff.schema import Evidence, EvidenceInterval, EvidencePoint
 
 _W, _H = 720.0, 260.0
 _LEFT, _RIGHT, _TOP, _BOTTOM = 78.0, 16.0, 14.0, 52.0
@@ -33,7 +34,7 @@ def evidence_view(evidence: Evidence, stage_names: Sequence[str]) -> EvidenceVie
         reason=evidence.reason,
         estimator=evidence.estimator or "stage durations from the segmentation (no pose model)",
         frames=_support(evidence),
-        views=_views(evidence),
+        views=describe_measured(evidence),
         plot=_plot(evidence, stage_names),
     )
 
@@ -51,30 +52,6 @@ def _support(evidence: Evidence) -> str:
     if not parts and (evidence.frames_a or evidence.frames_b):
         parts = [f"{len(evidence.frames_a)} frames of A, {len(evidence.frames_b)} of B"]
     return "; ".join(parts)
-
-
-def _views(evidence: Evidence) -> str:
-    parts = []
-    for which, view, subject in (("A", evidence.view_a, evidence.subject_a), ("B", evidence.view_b, evidence.subject_b)):
-        words = [w for w in (_view_words(view), _subject_words(subject)) if w]
-        if words:
-            parts.append(f"{which}: {', '.join(words)}")
-    return "; ".join(parts)
-
-
-def _view_words(view: Optional[CameraView]) -> str:
-    if view is None:
-        return ""
-    if view.label == "unknown":
-        return "camera view unknown"
-    yaw = f" (yaw {view.yaw_deg:.0f}°)" if view.yaw_deg is not None else ""
-    return f"filmed from the {view.label}{yaw}"
-
-
-def _subject_words(subject: Optional[SubjectInfo]) -> str:
-    if subject is None or subject.people_max <= 1:
-        return ""
-    return f"{subject.people_max} people in view, one measured ({subject.rule})" if subject.rule else f"{subject.people_max} people in view"
 
 
 def _plot(evidence: Evidence, stage_names: Sequence[str]) -> Optional[EvidencePlot]:

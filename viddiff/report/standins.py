@@ -171,10 +171,13 @@ def clip_stand_in(cfg: Config) -> Optional[StandInView]:
 
 
 MAYBE_STAND_IN_NOTICE = "NOTE: a local server that could not be identified may have been a stand-in"
-STAND_IN_NOTICE = (
-    "NOTE: stand-ins, not models, produced these results: the scores, p-values and estimated cost above say "
-    "nothing about the method"
-)
+STAND_IN_NOTICE = "NOTE: stand-ins, not models, produced these results: {shown} say nothing about the method"
+"""``shown`` names what the command printed, in the plural (a comparison has verdicts, a run has scores)."""
+RUN_SHOWS = "the scores, p-values and estimated cost of this run"
+COMPARE_SHOWS = "the verdicts and keyframes above"
+DESCRIBE_SHOWS = "the sentences of this description"
+AUDIT_SHOWS = "the rates and accuracies of this audit"
+ABLATION_SHOWS = "the accuracies of this ablation"
 
 STAND_IN_NOTE = "stand-in: "
 """How each line of :func:`note_lines` begins."""
@@ -193,13 +196,14 @@ def note_lines(views: Sequence[StandInView]) -> list[str]:
     return [f"{STAND_IN_NOTE}{view.component}: {view.reason}" for view in views]
 
 
-def notice_of(views: Sequence[StandInView]) -> str:
+def notice_of(views: Sequence[StandInView], shown: str) -> str:
     """The console's (and ``report.md``'s) version of the report banner: ``""`` when no stand-in was involved,
-    else :data:`STAND_IN_NOTICE` and one indented line per stand-in (see :func:`stand_in_views`)."""
+    else :data:`STAND_IN_NOTICE` naming what the command ``shown`` (e.g. :data:`RUN_SHOWS`) and one indented line
+    per stand-in (see :func:`stand_in_views`)."""
     if not views:
         return ""
     certain = any(not view.reason.startswith(UNIDENTIFIED) for view in views)
-    head = STAND_IN_NOTICE if certain else MAYBE_STAND_IN_NOTICE
+    head = STAND_IN_NOTICE.format(shown=shown) if certain else MAYBE_STAND_IN_NOTICE
     return "\n".join([head, *(f"  - {view.component}: {view.reason}" for view in views)])
 
 
@@ -212,10 +216,10 @@ def distinct(views: Iterable[StandInView]) -> list[StandInView]:
     return kept
 
 
-def notice_from_notes(notes: Sequence[str]) -> str:
+def notice_from_notes(notes: Sequence[str], shown: str) -> str:
     """:func:`notice_of` for the lines of :func:`note_lines` (what a command keeps in its JSON, e.g. ablate's rows)."""
     views = [
         StandInView(component=component, reason=reason)
         for component, _, reason in (note.removeprefix(STAND_IN_NOTE).partition(": ") for note in notes)
     ]
-    return notice_of(distinct(views))
+    return notice_of(distinct(views), shown)

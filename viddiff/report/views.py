@@ -247,6 +247,9 @@ class DifferenceView(_View):
     category: Optional[str] = None
     verdict_class: VerdictClass
     verdict_text: str
+    agreement: Optional[str] = None
+    """The VLM's answer beside the measured one ("VLM: B · measured: same within ±6° — disagree")."""
+    disagree: bool = False
     rationale: str
     stages: list[StageChip] = Field(default_factory=list)
     scope_note: Optional[str] = None

@@ -28,7 +28,7 @@ from viddiff import benchmarks
 from viddiff.config import Config, config_from_args
 from viddiff.errors import ViddiffError
 from viddiff.eval.tables import md_table, pct, text_table
-from viddiff.report.standins import note_lines, notice_from_notes
+from viddiff.report.standins import ABLATION_SHOWS, note_lines, notice_from_notes
 from viddiff.runs.ablation_variants import Variant, all_variants, variant_names
 from viddiff.schema import Sample
 from viddiff.runs.shared_models import check_shared_cache, shared_models
@@ -236,14 +236,14 @@ def format_ablation_table(rows: list[AblationRow], variants: Optional[list[Varia
             textwrap.fill(PAPER_NOTE, 110),
             "variants:",
             *legend,
-            *filter(None, [notice_from_notes(ablation_stand_ins(rows))]),
+            *filter(None, [notice_from_notes(ablation_stand_ins(rows), ABLATION_SHOWS)]),
         ]
     )
 
 
 def format_ablation_markdown(rows: list[AblationRow], dataset_source: str, variants: Optional[list[Variant]] = None) -> str:
     shown = {r.variant for r in rows}
-    notice = notice_from_notes(ablation_stand_ins(rows))
+    notice = notice_from_notes(ablation_stand_ins(rows), ABLATION_SHOWS)
     lines = [
         "# Localisation ablation (closed)",
         "",

@@ -33,7 +33,7 @@ from viddiff.runs.ray_method import build_method
 from viddiff.runs.resume import check_resume
 from viddiff.runs.sample_runner import SampleRunner, error_entries, latest_failures
 from viddiff.schema import Mode, RetrievalFrames, Sample, SampleResult, StageUsage
-from viddiff.report.standins import localised_with_clip, note_lines, notice_of, stand_in_views
+from viddiff.report.standins import RUN_SHOWS, localised_with_clip, note_lines, notice_of, stand_in_views
 from viddiff.report.views import StandInView
 from viddiff.store import (
     SAMPLES_FILE,
@@ -315,8 +315,8 @@ def _run_locked(
     print(_format_usage(usage, len(done)))
     stand_ins = _stand_ins(cfg, benchmark, mode, vd, done.values())
     if stand_ins:
-        print(notice_of(stand_ins))
-        note_in_report(out_dir, notice_of(stand_ins))
+        print(notice_of(stand_ins, RUN_SHOWS))
+        note_in_report(out_dir, notice_of(stand_ins, RUN_SHOWS))
         note_in_metrics(out_dir, "stand_ins", note_lines(stand_ins))
     stopped = None
     if guard.stop_reason is not None:

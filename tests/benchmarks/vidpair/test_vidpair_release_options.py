@@ -1,7 +1,7 @@
-"""VidPair-Halluc: a binary question answered on no video. We skip its entry (reading it as the question's key
-missing from the release's predictions file, an assumption); ``vidpair.unanswered_question=score_entry`` is
-the release's ``videoqa.py`` reading when the key is there without answers. The synthetic benchmark and a
-predictions file on disk; the numbers worked out by hand."""
+"""VidPair-Halluc: a binary question answered on no video. We skip its entry; ``vidpair.unanswered_question=
+score_entry`` scores it as the release does: its inference script records a failed call as ``API_ERROR``, and
+``videoqa.py`` scores an entry whose question key is there without valid answers. The synthetic benchmark and
+a predictions file on disk; the numbers worked out by hand."""
 
 from __future__ import annotations
 
@@ -24,11 +24,11 @@ ANSWERS = {
 }
 
 
-def _score(vidpair_dir: Path, tmp_path: Path, *sets: str) -> VidPairMetrics:
+def _score(vidpair_dir: Path, tmp_path: Path, *sets: str, answers: dict[str, str] = ANSWERS) -> VidPairMetrics:
     cfg = Config().with_overrides(["data.benchmark=vidpair-halluc", f"data.dataset={vidpair_dir}", "data.limit=2",
                                    "vidpair.question_types=[binary]", "vidpair.judge_open=false", *sets])
     path = tmp_path / "predictions.json"
-    path.write_text(json.dumps(ANSWERS), encoding="utf-8")
+    path.write_text(json.dumps(answers), encoding="utf-8")
     return evaluate_vidpair(load_vidpair(cfg), path, cfg)
 
 
@@ -49,6 +49,26 @@ def test_an_unanswered_question_skips_its_entry_unless_scored_as_released(vidpai
     # gt_yes counts every question of a kept entry, the unanswered one too; FP over the 6 valid answers
     assert (c.total_qa, c.gt_yes, c.model_yes, c.fp) == (6, 2, 2, 1) and released.overall.binary.fp_rate == pytest.approx(1 / 6)
     assert released.skipped_entries == [] and released.unanswered_question == "score_entry"
+
+
+def test_score_entry_counts_failed_calls_as_the_releases_api_error(vidpair_dir: Path, tmp_path: Path) -> None:
+    """The release's pairing check counts ``API_ERROR`` (not one of its failure strings) among the >= 2 answers an
+    entry needs, and an entry whose every call failed still has its keys: scored, with its ground truth in
+    ``gt_yes``. Here the number entry has one answer (question 2 on the positive video, right): skipped with fewer
+    than two answers before, scored as released now; then with no answer at all, scored with no unit."""
+    one_answer = {k: v for k, v in ANSWERS.items() if k != "b-number_0002-adv-2"}
+    released = _score(vidpair_dir, tmp_path, "vidpair.unanswered_question=score_entry", answers=one_answer)
+    c = released.overall.binary.counts
+    # number: question 2 a right question pair (1/1), question 1 no unit, no video answered on both questions
+    assert (c.vid_pair_correct, c.vid_pair_total, c.text_pair_correct, c.text_pair_total) == (3, 3, 2, 2)
+    assert (c.total_qa, c.gt_yes, c.model_yes, c.fp) == (5, 2, 1, 0) and released.skipped_entries == []
+    ours = _score(vidpair_dir, tmp_path, answers=one_answer)
+    assert [e.entry for e in ours.skipped_entries] == ["P0002/number"] and ours.overall.binary.counts.gt_yes == 1
+    color_only = {k: v for k, v in ANSWERS.items() if "number" not in k}
+    released = _score(vidpair_dir, tmp_path, "vidpair.unanswered_question=score_entry", answers=color_only)
+    c = released.overall.binary.counts
+    # every call of number failed: scored, no unit, its yes truth in gt_yes (Pct_Diff (1 - 2) / 4)
+    assert (c.vid_pair_total, c.text_pair_total, c.total_qa, c.gt_yes) == (2, 2, 4, 2) and released.skipped_entries == []
 
 
 def test_the_release_config_switches_it_on() -> None:

@@ -22,7 +22,7 @@ RunBaseline = Callable[..., tuple[int, Path]]
 
 @pytest.fixture(scope="session")
 def baseline_synth(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Squat (fitness, easy, 12 fps source) and free throw (ballsports, medium, 30 fps);
+    """Squat (fitness, easy, 8 fps source) and free throw (ballsports, medium, 20 fps);
     one B is a PNG directory, one A is trimmed."""
     out = tmp_path_factory.mktemp("baseline-synth")
     write_synthetic_benchmark(out, pairs=3, seed=5)

@@ -6,7 +6,9 @@ entries without one are matched by position within their video (the released sco
 only, and its files carry the ``prompt_id`` of that position, so the two agree on its files). Videos the
 dataset selection does not hold are skipped (a selection scores part of a full file). Every problem is
 reported at once. An instruction without an entry is missing (absent from :data:`Responses`), which
-``ifvidcap.missing_response`` decides about; one with ``""`` has a blank response.
+``ifvidcap.missing_response`` decides about; one with ``""`` has a blank response. A ``null`` response (an
+inference script's failed call) is missing too: the released scorer fails on it (``response[:2048]``) and
+drops that video, which ``missing_response=leave_out`` reproduces.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def load_responses(
         by_video.setdefault(ins.video_id, []).append(ins.prompt_id)
     problems: list[str] = []
     found: Responses = {}
+    nulls: list[str] = []
     skipped = 0
     for video_id, entries in raw.items():
         if video_id not in by_video:
@@ -57,8 +60,8 @@ def load_responses(
             if not isinstance(entry, dict) or "response" not in entry:
                 problems.append(f"{where}: expected an object with a 'response'")
                 continue
-            if not isinstance(entry["response"], str):
-                problems.append(f'{where}: response must be a string (use "" for none), got {type(entry["response"]).__name__}')
+            if entry["response"] is not None and not isinstance(entry["response"], str):
+                problems.append(f'{where}: response must be a string or null, got {type(entry["response"]).__name__}')
                 continue
             prompt_id = entry.get("prompt_id")
             if prompt_id is None:
@@ -71,15 +74,24 @@ def load_responses(
             if key not in dataset.instructions:
                 skipped += 1
                 continue
-            if key in found:
+            if key in found or key in nulls:
                 problems.append(f"{where}: a second response for prompt {prompt_id!r}; keep one")
+                continue
+            if entry["response"] is None:
+                nulls.append(key)
                 continue
             found[key] = entry["response"]
     if problems:
         raise problems_error(source, problems, FORMAT_HELP)
     if skipped:
         logger.info("%s: %d entries for videos or prompts outside the dataset selection were skipped", source, skipped)
-    missing = [s.sample_key for s in dataset if s.sample_key not in found]
+    if nulls:
+        logger.warning(
+            "%s: a null response for %d instruction(s) (%s%s); they count as unanswered: %s",
+            source, len(nulls), ", ".join(nulls[:MAX_LISTED]), " ..." if len(nulls) > MAX_LISTED else "",
+            MISSING_EFFECT[missing_response],
+        )
+    missing = [s.sample_key for s in dataset if s.sample_key not in found and s.sample_key not in nulls]
     if missing:
         logger.warning(
             "%s: no response for %d of %d instruction(s) (%s%s); %s",

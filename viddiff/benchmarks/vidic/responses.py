@@ -14,13 +14,17 @@ as from other people's inference scripts:
 Every problem is collected and reported at once. A pair with no response in
 a mapping or a path list is logged and left out of :data:`Responses` (every
 item wrong, as released); ``""`` is a blank response (``vidic.empty_response``).
+A ``null`` response (an inference script's failed call) is blank by default; under
+``vidic.empty_response=judge`` it is the text ``"None"``, because the released judge
+reads every response as ``str(response)`` and so judges that text.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union
 
 from viddiff.errors import MAX_LISTED, PredictionFormatError, problems_error
 from viddiff.eval.predictions import _read_json
@@ -38,13 +42,29 @@ FORMAT_HELP = (
 
 Responses = dict[str, str]
 """Sample key -> generated description, for the pairs the file answers."""
+RELEASED_NULL_TEXT = str(None)
+"""What the released judge sends for a ``null`` response: it reads every response as ``str(response)``."""
 
 
-def load_responses(path_or_obj: Union[str, Path, list[Any], dict[str, Any]], dataset: "Dataset") -> Responses:
+@dataclass
+class _Reading:
+    """What reading the file found besides the responses: its problems, and the pairs whose response is null."""
+
+    null_text: str
+    problems: list[str] = field(default_factory=list)
+    nulls: list[str] = field(default_factory=list)
+
+
+def load_responses(
+    path_or_obj: Union[str, Path, list[Any], dict[str, Any]],
+    dataset: "Dataset",
+    empty_response: Literal["wrong", "judge"] = "wrong",
+) -> Responses:
     """Validated responses for every pair of ``dataset``, from a JSON file or the parsed object.
 
+    A null response becomes ``""`` (blank), or ``"None"`` under ``empty_response="judge"`` (as released).
     Raises ``PredictionFormatError`` listing every problem: unknown ids,
-    ids out of dataset order, non-string responses, a list of the wrong length.
+    ids out of dataset order, responses neither text nor null, a list of the wrong length.
     """
     if isinstance(path_or_obj, (str, Path)):
         source = str(path_or_obj)
@@ -53,17 +73,24 @@ def load_responses(path_or_obj: Union[str, Path, list[Any], dict[str, Any]], dat
         source = "responses"
         raw = path_or_obj
     keys = [s.sample_key for s in dataset]
-    problems: list[str] = []
+    reading = _Reading(null_text=RELEASED_NULL_TEXT if empty_response == "judge" else "")
     if isinstance(raw, dict):
-        found = _from_mapping(raw, keys, problems)
+        found = _from_mapping(raw, keys, reading)
     elif isinstance(raw, list) and raw and isinstance(raw[0], dict) and "id" not in raw[0] and "video1_path" in raw[0]:
-        found = _from_video_paths(raw, dataset, problems)
+        found = _from_video_paths(raw, dataset, reading)
     elif isinstance(raw, list):
-        found = _from_ordered_list(raw, keys, problems)
+        found = _from_ordered_list(raw, keys, reading)
     else:
         raise PredictionFormatError(f"{source}: top level is a {_kind(raw)}; {FORMAT_HELP}")
-    if problems:
-        raise problems_error(source, problems, FORMAT_HELP, about="ViDiC-1K responses")
+    if reading.problems:
+        raise problems_error(source, reading.problems, FORMAT_HELP, about="ViDiC-1K responses")
+    if reading.nulls:
+        effect = (
+            f'judged as the text "{RELEASED_NULL_TEXT}", as released (vidic.empty_response=judge)'
+            if reading.null_text else "they count as blank: every item wrong (vidic.empty_response=wrong)"
+        )
+        shown = ", ".join(reading.nulls[:MAX_LISTED]) + (" ..." if len(reading.nulls) > MAX_LISTED else "")
+        logger.warning("%s: a null response for %d pair(s) (%s); %s", source, len(reading.nulls), shown, effect)
     missing = [k for k in keys if k not in found]
     if missing:
         shown = ", ".join(missing[:MAX_LISTED]) + (" ..." if len(missing) > MAX_LISTED else "")
@@ -77,7 +104,8 @@ def load_responses(path_or_obj: Union[str, Path, list[Any], dict[str, Any]], dat
     return {k: found[k] for k in keys if k in found}
 
 
-def _from_ordered_list(raw: list[Any], keys: list[str], problems: list[str]) -> Responses:
+def _from_ordered_list(raw: list[Any], keys: list[str], reading: _Reading) -> Responses:
+    problems = reading.problems
     if len(raw) != len(keys):
         problems.append(
             f"has {len(raw)} items but the dataset selection has {len(keys)} pairs "
@@ -99,26 +127,28 @@ def _from_ordered_list(raw: list[Any], keys: list[str], problems: list[str]) -> 
             why = "is not a pair of the dataset" if given not in known else "belongs elsewhere"
             problems.append(f"{where}: id {given!r} {why}; item {index} must be pair {key!r} (keep dataset order)")
             continue
-        text = _text(item["response"], f"{where} (id {key!r})", problems)
+        text = _text(item["response"], f"{where} (id {key!r})", key, reading)
         if text is not None:
             out[key] = text
     return out
 
 
-def _from_mapping(raw: dict[str, Any], keys: list[str], problems: list[str]) -> Responses:
+def _from_mapping(raw: dict[str, Any], keys: list[str], reading: _Reading) -> Responses:
+    problems = reading.problems
     known = set(keys)
     out: Responses = {}
     for key, value in raw.items():
         if key not in known:
             problems.append(f"id {key!r} is not a pair of the dataset selection (check --dataset/--limit)")
             continue
-        text = _text(value, f"id {key!r}", problems)
+        text = _text(value, f"id {key!r}", key, reading)
         if text is not None:
             out[key] = text
     return out
 
 
-def _from_video_paths(raw: list[Any], dataset: "Dataset", problems: list[str]) -> Responses:
+def _from_video_paths(raw: list[Any], dataset: "Dataset", reading: _Reading) -> Responses:
+    problems = reading.problems
     by_names: dict[tuple[str, str], list[tuple[str, tuple[PurePath, PurePath]]]] = {}
     for sample in dataset:
         paths = (PurePath(sample.videos[0].path), PurePath(sample.videos[1].path))
@@ -144,7 +174,7 @@ def _from_video_paths(raw: list[Any], dataset: "Dataset", problems: list[str]) -
         if key in out:
             problems.append(f"{where}: a second response for pair {key!r} ({v1!r}, {v2!r}); keep one")
             continue
-        text = _text(item["response"], f"{where} (pair {key!r})", problems)
+        text = _text(item["response"], f"{where} (pair {key!r})", key, reading)
         if text is not None:
             out[key] = text
     return out
@@ -164,10 +194,13 @@ def _ends_with(path: PurePath, tail: PurePath) -> bool:
     return list(path.parts[-len(parts) :]) == parts
 
 
-def _text(value: Any, where: str, problems: list[str]) -> Optional[str]:
+def _text(value: Any, where: str, key: str, reading: _Reading) -> Optional[str]:
     if isinstance(value, str):
         return value
-    problems.append(f'{where}: response must be a string (use "" for no response), got {_kind(value)}')
+    if value is None:
+        reading.nulls.append(key)
+        return reading.null_text
+    reading.problems.append(f'{where}: response must be a string or null, got {_kind(value)}')
     return None
 
 

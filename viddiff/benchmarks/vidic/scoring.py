@@ -175,7 +175,7 @@ def evaluate_vidic(
     client: Optional[ChatModel] = None,
 ) -> VidicMetrics:
     """Validate a response file (or parsed object) and score it; builds a cached client from ``cfg`` if none."""
-    responses = load_responses(predictions, dataset)
+    responses = load_responses(predictions, dataset, cfg.vidic.empty_response)
     return run_judged(cfg, client, lambda judge: score_vidic(dataset, responses, judge, cfg))
 
 

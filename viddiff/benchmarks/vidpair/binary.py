@@ -24,10 +24,14 @@ entry skipped if   no answers; < 2 questions; a question with no    no answers; 
 video pair         the video answered validly on every question    the video answered validly on >= 2 questions
 =================  ==============================================  ============================================
 
-(*) An assumption about the release's predictions file, which is not published: ``videoqa.py`` skips an entry
-whose question key is missing from it, and scores one whose key is there without answers. We read "no answer on
-any video" as the key missing (``vidpair.unanswered_question=skip_entry``); ``score_entry`` reads it as the key
-present: the entry is scored under its other rules, the question counted in ``gt_yes`` and in no unit.
+(*) ``videoqa.py`` skips an entry whose question key is missing from its predictions file, and scores one whose
+key is there without valid answers. The release's inference script (``evaluate/clipqa_gpt4o.py``) writes the key
+for every question it asks and records a call that still fails after 5 tries as the answer ``API_ERROR``, so a
+question no call answered is a key whose answers are all ``API_ERROR``. ``vidpair.unanswered_question=score_entry``
+reads a missing answer that way, exactly as released: the entry is scored under its other rules, the question
+counted in ``gt_yes`` and in no unit, and the missing answers count in the pairing check, as ``API_ERROR`` is not
+one of its failure strings. Our default, ``skip_entry``, skips the entry instead: a missing answer here is a
+failed sample that ``--resume`` retries, not a verdict.
 """
 
 from __future__ import annotations
@@ -116,8 +120,15 @@ def _skipped(items: Sequence[BinaryItem], reason: str) -> EntryResult:
     return EntryResult(BinaryCounts(entries=1, skipped_entries=1), outcomes, reason)
 
 
+RELEASED_FAILED_CALL = "API_ERROR"
+"""The answer the release's inference script records for a call that still fails after its 5 tries."""
+
+
 def _videoqa_skip(items: Sequence[BinaryItem], groups: dict[str, list[BinaryItem]], unanswered_question: Unanswered) -> Optional[str]:
-    if all(i.response is None for i in items):
+    # score_entry: a missing answer is the release's API_ERROR, a string its pairing check counts
+    failed_call = RELEASED_FAILED_CALL if unanswered_question == "score_entry" else None
+    answers = [failed_call if i.response is None else i.response for i in items]
+    if all(a is None for a in answers):
         return "no answer to any of its questions"
     if len(groups) < 2:
         return "fewer than two questions (the release needs a positive and a negative question)"
@@ -126,7 +137,7 @@ def _videoqa_skip(items: Sequence[BinaryItem], groups: dict[str, list[BinaryItem
         return f"question {unanswered[0].split(':', 1)[-1]!r} has no answer on any video (read as its key missing)"
     if len({i.video for i in items}) < 2:
         return "its questions are on fewer than two videos"
-    if sum(videoqa_counts_as_prediction(i.response) for i in items) < 2:
+    if sum(videoqa_counts_as_prediction(a) for a in answers) < 2:
         return "fewer than two answers that are not a failure string"
     return None
 

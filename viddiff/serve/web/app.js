@@ -165,7 +165,8 @@ function showVerdict(d) {
   const row = rowFor(d.key);
   row.classList.remove("pending");
   fillStatement(row, d.description, d.rationale);
-  row.querySelector(".prediction").textContent = verdictNames[d.prediction];
+  // with evidence, the headline: the VLM's letter beside the measured one, and whether they agree
+  row.querySelector(".prediction").textContent = d.agreement ? d.agreement.headline : verdictNames[d.prediction];
   row.querySelector(".keyframes").replaceChildren(...keyframeTimes(d));
   row.querySelector(".measured").replaceChildren(...measurement(d));
 }
