@@ -652,6 +652,9 @@ class BlazePoseConfig(_Section):
     is in view."""
     second_look: bool = True
     """Mask out the people found and search the frame again (the detector often returns one of two people)."""
+    second_look_every_s: float = Field(default=0.25, ge=0)
+    """The second look runs on every frame where the last one found someone more or the first look's count
+    changed, else at most this often (it doubles the model's work per frame); ``0`` = on every frame."""
     crop_search: bool = True
     """Search square crops of a frame much wider or taller than square when nobody was found in it, or only
     people shorter than ``small_person`` of its long side (a 1768×498 frame: 0% of frames → 99%)."""

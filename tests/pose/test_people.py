@@ -198,3 +198,45 @@ def test_sides_are_checked_against_the_view(view_tracks: dict[str, PoseTrack]) -
     assert (doubtful.reasons["right_elbow_angle"][3:7] == SIDE_UNRESOLVED).all()
     assert np.isfinite(doubtful.values["trunk_lean"][3:7]).all()
     assert np.isfinite(doubtful.values["left_knee_angle"][8:]).mean() > 0.8
+
+
+def _passes_and_people(estimator: BlazePose, video: VideoFrames) -> tuple[int, list[list[Person]]]:
+    """The people found in each frame and how many passes of the model it took to find them."""
+    passes = 0
+    detect = estimator._detect
+
+    def counted(*args, **kwargs):
+        nonlocal passes
+        passes += 1
+        return detect(*args, **kwargs)
+
+    estimator._detect = counted
+    try:
+        people = estimator.estimate_people(list(video.frames), list(video.times_s))
+        return passes, people
+    finally:
+        del estimator._detect
+
+
+def test_the_second_look_keeps_looking_while_it_finds_someone(two_people, two_people_video: VideoFrames) -> None:
+    every_frame = BlazePose(PoseConfig(blazepose={"second_look_every_s": 0}))
+    _, looked_always = _passes_and_people(every_frame, two_people_video)
+    assert [len(found) for found in two_people] == [len(found) for found in looked_always]
+    for ours, always in zip(two_people, looked_always):
+        for a, b in zip(ours, always):
+            np.testing.assert_array_equal(a.xy, b.xy)
+
+
+@pytest.mark.slow
+def test_on_a_steady_scene_the_second_look_runs_a_few_times_a_second_and_the_subject_is_unchanged(clip_vp9: Path) -> None:
+    video = read_video(clip_vp9, target_fps=30)  # one person in a 1080x1920 frame, 50 frames
+    every_frame = BlazePose(PoseConfig(blazepose={"second_look_every_s": 0}))
+    passes_always, _ = _passes_and_people(every_frame, video)
+    default = BlazePose(PoseConfig())
+    passes, _ = _passes_and_people(default, video)
+    assert passes_always >= 2 * len(video.frames) - 2  # a second look on (nearly) every frame, as before
+    assert passes <= 0.6 * passes_always
+    always, sometimes = estimate_track(video, every_frame), estimate_track(video, default)
+    np.testing.assert_array_equal(always.xy, sometimes.xy)
+    np.testing.assert_array_equal(always.confidence, sometimes.confidence)
+    assert always.subject_info().position == sometimes.subject_info().position

@@ -1,6 +1,6 @@
 """Answers that need not be lost, and pictures turned without a rotation tag, on real clips through the ``pose``
-method: a frontal view's left+right means survive unresolved sides, a mirrored copy compares where the quantity
-keeps its value in a mirror, a copy filmed sideways (pixels turned, no tag) is turned back before its trunk lean is
+method: a frontal view's left+right means survive unresolved sides, a mirrored copy stays not comparable (a real
+camera at the mirrored angle cannot be told from it), a copy filmed sideways (pixels turned, no tag) is turned back before its trunk lean is
 read, and an upside-down copy says so."""
 
 from __future__ import annotations
@@ -71,20 +71,18 @@ def test_a_frontal_views_left_and_right_mean_survives_sides_it_cannot_tell_apart
 
 
 @pytest.mark.slow
-def test_a_mirrored_copy_compares_where_a_mirror_keeps_the_value(
+def test_a_mirrored_copy_is_not_compared_even_where_a_mirror_keeps_the_value(
     scripted_server, pose_cache: Path, clip_h264: Path, tmp_path: Path, key_env
 ) -> None:
-    """cam01 is filmed from yaw −40°, its mirror image from +40°: 80° apart, yet trunk lean, stance width and both
-    knees' mean are the same numbers in a mirror; the right knee of the mirror image is the left one."""
+    """cam01 is filmed from yaw −40°, its mirror image from +40°. Trunk lean, stance and both knees' mean keep their
+    values in a mirror, but a real camera at the mirrored angle is not a mirror (the Pose2Sim back cameras at +145°
+    and −133° read knees 145° vs 132°): the views are 80° apart, so nothing is compared and nothing is a/b."""
     from viddiff.testing.clip_variants import build_variant
 
     mirror = build_variant(clip_h264, "mirrored", tmp_path).path
     result, evidence = run(scripted_server, pose_cache, clip_h264, mirror, [BOTH_KNEES, RIGHT_KNEE, LEAN, STANCE])
-    letters = {p.description: p.prediction for p in result.predictions}
-    for statement in (BOTH_KNEES, LEAN, STANCE):
-        assert evidence[statement].status == "measured", (statement, evidence[statement].reason)
-        assert letters[statement] == "c", (statement, describe_evidence(evidence[statement]))
-    assert evidence[RIGHT_KNEE].status == "not_comparable" and "views 7" in evidence[RIGHT_KNEE].reason
+    assert all(p.prediction is None for p in result.predictions), [(p.description, p.prediction) for p in result.predictions]
+    assert all(e.status == "not_comparable" and "views 7" in e.reason for e in evidence.values())
 
 
 @pytest.mark.slow

@@ -93,6 +93,8 @@ class BlazePose:
         }
         if self.multi_person:
             settings.update(max_people=self.cfg.max_people, second_look=self.cfg.second_look, crop_search=self.cfg.crop_search)
+            if self.cfg.second_look:
+                settings["second_look_every_s"] = self.cfg.second_look_every_s
             if self.cfg.crop_search:
                 settings["small_person"] = self.cfg.small_person
         elif not self.cfg.static_image_mode:
@@ -162,6 +164,7 @@ class BlazePose:
         )
         people: list[list[Person]] = []
         last_ms = -1
+        looks = _SecondLooks(cfg.second_look_every_s)
         # MediaPipe logs at construction and on some later frames (a non-square crop): the whole run is captured
         with native_stderr_to_debug(), vision.PoseLandmarker.create_from_options(options) as landmarker:
             for frame, time_s in zip(frames, times_s):
@@ -170,7 +173,7 @@ class BlazePose:
                     result = landmarker.detect_for_video(self._image(frame), last_ms)
                     people.append(largest_first(_people(result, frame.shape[1], frame.shape[0]))[:1])
                 else:
-                    people.append(self._everyone(landmarker, frame))
+                    people.append(self._everyone(landmarker, frame, float(time_s), looks))
         return people
 
     def _image(self, frame: np.ndarray):
@@ -181,8 +184,8 @@ class BlazePose:
         found = _people(landmarker.detect(self._image(frame)), frame.shape[1], frame.shape[0])
         return [p.shifted(x0, y0) for p in found] if (x0 or y0) else found
 
-    def _everyone(self, landmarker, frame: np.ndarray) -> list[Person]:
-        """The frame, then a second look where it found little (see the module docstring)."""
+    def _everyone(self, landmarker, frame: np.ndarray, time_s: float, looks: "_SecondLooks") -> list[Person]:
+        """The frame, then a second look where it found little and ``looks`` says it is due (see the module docstring)."""
         cfg = self.cfg
         height, width = frame.shape[:2]
         found = self._detect(landmarker, frame)
@@ -192,13 +195,41 @@ class BlazePose:
             for x0, y0, size in square_crops(width, height):
                 found += self._detect(landmarker, frame[y0 : y0 + size, x0 : x0 + size], x0, y0)
             found = without_duplicates(found)
-        elif cfg.second_look and found and len(found) < cfg.max_people:
+        elif cfg.second_look and found and len(found) < cfg.max_people and looks.due(time_s, len(found)):
             masked = np.array(frame, copy=True)
             for person in found:
                 left, top, right, bottom = _grown_box(person, width, height)
                 masked[top:bottom, left:right] = 127
+            first = len(found)
             found = without_duplicates(found + self._detect(landmarker, masked))
+            looks.looked(time_s, first, found_more=len(found) > first)
+        else:
+            looks.skipped(len(found))
         return largest_first(found)[: cfg.max_people]
+
+
+class _SecondLooks:
+    """When a frame's second look is due. It runs on every frame while it keeps finding someone the first look
+    missed, and whenever the first look finds a different number of people than on the frame before (someone came,
+    left or hid another); otherwise, on a steady scene, at most once every ``every_s`` seconds, since it doubles
+    the model's work per frame and mostly finds nobody (a single person in view)."""
+
+    def __init__(self, every_s: float):
+        self.every_s = every_s
+        self.last_s: Optional[float] = None
+        self.last_count = -1
+        self.found_more = True
+
+    def due(self, time_s: float, count: int) -> bool:
+        if self.found_more or count != self.last_count or self.last_s is None:
+            return True
+        return time_s - self.last_s >= self.every_s - 1e-9
+
+    def looked(self, time_s: float, count: int, *, found_more: bool) -> None:
+        self.last_s, self.last_count, self.found_more = time_s, count, found_more
+
+    def skipped(self, count: int) -> None:
+        self.last_count = count
 
 
 def square_crops(width: int, height: int) -> list[tuple[int, int, int]]:

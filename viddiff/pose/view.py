@@ -90,51 +90,37 @@ def _turn(yaw: float) -> float:
     return min(turned, 180.0 - turned)
 
 
-def mirrored(view: CameraView) -> CameraView:
-    """The view of a left-right mirrored picture: the yaw and the roll change sign."""
-    return view.model_copy(update={
-        "yaw_deg": None if view.yaw_deg is None else -view.yaw_deg,
-        "roll_deg": None if view.roll_deg is None else -view.roll_deg,
-    })
-
-
-def side_free(spec: MeasurementSpec) -> bool:
-    """Whether a quantity keeps its value in a mirror image: no side (trunk lean, widths, hip height) or the
-    mean of both sides. A one-side quantity of a mirrored picture is the other side's."""
-    return spec.side in ("none", "both") or not QUANTITIES[spec.quantity].sided
-
-
 def comparable_views(
     a: CameraView, b: CameraView, tolerance_deg: float, spec: Optional[MeasurementSpec] = None
 ) -> Optional[str]:
     """``None`` when the quantity ``spec`` of A and B can be compared; otherwise why not, in plain words.
 
-    The views' yaws must be within ``tolerance_deg`` (:func:`view_gap`); for a quantity that keeps its value in a
-    mirror image (:func:`side_free`), B's mirror image may be the match (a mirrored copy, or a camera at the
-    mirrored angle). For a quantity read against the picture's vertical (trunk lean, heights: ``roll``), the
-    body's up directions (:attr:`CameraView.roll_deg`, after any quarter turns) must also be within
-    ``tolerance_deg``: a rolled camera tilts them all. ``spec=None``: the yaw alone, no mirror."""
+    The views' yaws must be within ``tolerance_deg`` (:func:`view_gap`). B's mirror image is never taken as the
+    match, even for a quantity that keeps its value in a mirror: a pixel-mirrored copy and a real camera at the
+    mirrored angle cannot be told apart by the view, and the Pose2Sim back-left and back-right cameras (yaw +145°
+    and −133°) matched that way gave 9 false a/b of 84 (docs/pose.md, "Mirrors"). For a quantity read against
+    the picture's vertical (trunk lean, heights: ``roll``), the body's up directions (:attr:`CameraView.roll_deg`,
+    after any quarter turns) must also be within ``tolerance_deg``: a rolled camera tilts them all.
+    ``spec=None``: the yaw alone."""
     if a.yaw_deg is None or b.yaw_deg is None:
         unknown = [name for name, view in (("A", a), ("B", b)) if view.yaw_deg is None]
         return (
             f"the camera's view of the body could not be estimated in {' and '.join(unknown)} (too few frames "
             "show the torso), so body angles cannot be checked to be seen from comparable directions"
         )
-    candidates = [b, mirrored(b)] if spec is not None and side_free(spec) else [b]
-    gap, b_seen = min(((view_gap(a, c), c) for c in candidates), key=lambda gc: gc[0])
+    gap = view_gap(a, b)
     if gap > tolerance_deg:
         return (
             f"A filmed from {WORDS[a.label]} (yaw {a.yaw_deg:+.0f}°), B from {WORDS[b.label]} (yaw {b.yaw_deg:+.0f}°): "
             f"views {gap:.0f}° apart, more than the {tolerance_deg:g}° within which 2D body angles compare"
         )
-    if spec is None or not QUANTITIES[spec.quantity].roll or a.roll_deg is None or b_seen.roll_deg is None:
+    if spec is None or not QUANTITIES[spec.quantity].roll or a.roll_deg is None or b.roll_deg is None:
         return None
-    tilt = abs(float(_wrap(b_seen.roll_deg - a.roll_deg)))
+    tilt = abs(float(_wrap(b.roll_deg - a.roll_deg)))
     if tilt <= tolerance_deg:
         return None
-    b_words = f"B ({b.roll_deg:+.0f}°" + (", seen in a mirror)" if b_seen is not b else ")")
     return (
-        f"the body's up direction in the picture differs by {tilt:.0f}° between A ({a.roll_deg:+.0f}°) and {b_words}, "
+        f"the body's up direction in the picture differs by {tilt:.0f}° between A ({a.roll_deg:+.0f}°) and B ({b.roll_deg:+.0f}°), "
         f"more than {tolerance_deg:g}°: a rolled camera and a different posture cannot be "
         f"told apart, and {QUANTITIES[spec.quantity].name.replace('_', ' ')} is read against the picture's vertical"
     )
@@ -175,5 +161,5 @@ def describe_view(view: CameraView) -> str:
 
 __all__ = [
     "circular_median", "comparable_views", "describe_measured", "describe_view", "estimate_view", "faces_plane",
-    "frame_yaws", "mirrored", "side_free", "view_gap", "view_label",
+    "frame_yaws", "view_gap", "view_label",
 ]
