@@ -142,7 +142,8 @@ def test_each_verdict_shows_its_evidence_in_typed_order_and_the_report_names_the
         rows = row_texts(page)
         assert [r["statement"] for r in rows] == STATEMENTS  # the typed order, whatever order they were decided in
         for row, difference in zip(rows, differences):
-            assert row["prediction"] == VERDICT_WORDS[difference["prediction"]]
+            agreement = difference.get("agreement")  # with evidence, the headline every face shows
+            assert row["prediction"] == (agreement["headline"] if agreement else VERDICT_WORDS[difference["prediction"]])
             assert row["rationale"] == difference["rationale"] and row["rationale"]
             assert row["keyframes"] == " · ".join(
                 f"{side.upper()} " + ", ".join(f"{t:.2f}" for t in difference[f"times_{side}"]) + " s"
@@ -197,7 +198,7 @@ def test_a_reload_finds_the_running_comparison_and_cancel_stops_it(served, named
             assert page.locator("#cancel").is_visible()
             watched.screenshot("4-reloaded-running", "#verdicts", "#cancel", "#recent-section")
             page.click("#cancel")
-            page.wait_for_function("document.getElementById('status').textContent === 'cancelled'")
+            wait_until(lambda: page.inner_text("#status") == "cancelled", 30, "the page to say cancelled")
             assert page.locator("#cancel").is_hidden()
             assert [r["prediction"] == "not decided" for r in row_texts(page)] == [False, True, False]
             watched.screenshot("5-cancelled", "#verdicts")

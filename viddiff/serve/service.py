@@ -260,11 +260,11 @@ class Service:
         else:
             if callback_url:
                 await self.store.save_webhook(job_id, Webhook(url=callback_url))
-            self.executor.submit(spec)
-        job = await self.store.job(stored_id)
+        job = await self.store.job(stored_id)  # as stored: a worker may take it as soon as it is submitted
         assert job is not None
         if created:
             job_log.queued(job)
+            self.executor.submit(spec)
         return job, created
 
     async def _callback_url(self, owner: str, given: Optional[str]) -> Optional[str]:
