@@ -277,7 +277,7 @@ def settings_of(cfg: PoseConfig) -> Settings:
         min_coverage=cfg.min_coverage, min_frames=cfg.min_frames, min_seconds=cfg.min_seconds,
         robust_window_s=cfg.robust_window_s, smoothing_frames=cfg.smoothing_frames,
         noise_floors=cfg.noise_floors.model_dump(), alignment=cfg.alignment,
-        views_differ=lambda a, b: comparable_views(a, b, cfg.view_tolerance_deg),
+        views_differ=lambda a, b, spec: comparable_views(a, b, cfg.view_tolerance_deg, spec),
         view_errors=cfg.view_errors.model_dump(), plane_tolerance_deg=cfg.plane_tolerance_deg,
         view_difference_errors=cfg.view_difference_errors.model_dump(),
     )

@@ -14,6 +14,7 @@ import pytest
 from viddiff.config import PoseConfig
 from viddiff.pose.blazepose import BlazePose
 from viddiff.pose.kinematics import IDENTITY, REASONS, SIDE_UNRESOLVED, compute_kinematics
+from viddiff.pose.measure import Settings, VideoMeasures, measure
 from viddiff.pose.people import Person, centre, describe_subject
 from viddiff.pose.skeleton import INDEX, JOINTS
 from viddiff.pose.track import PoseTrack, estimate_track
@@ -197,6 +198,14 @@ def test_sides_are_checked_against_the_view(view_tracks: dict[str, PoseTrack]) -
     assert (doubtful.reasons["left_knee_angle"][3:7] == SIDE_UNRESOLVED).all()
     assert (doubtful.reasons["right_elbow_angle"][3:7] == SIDE_UNRESOLVED).all()
     assert np.isfinite(doubtful.values["trunk_lean"][3:7]).all()
+    # ... and a left+right mean of a one-group quantity keeps them (which knee is which does not change the mean);
+    # a hip angle mixes the arm and leg groups, so its mean does not
+    spec = MeasurementSpec(quantity="knee_angle", side="both", statistic="mean", direction="greater")
+    video = VideoMeasures(windows=np.array([[0.0, float(track.times_s[-1]) + 1]]), frame_indices=track.frame_indices,
+                          times_s=track.times_s, kinematics=doubtful)
+    knees = measure("k", spec, video, video, ["whole"], estimator="blazepose", settings=Settings(min_frames=3))
+    assert knees.status == "measured" and set(track.frame_indices[3:7].tolist()) <= set(knees.frames_a)
+    assert np.isfinite(doubtful.either_side["left_knee_angle"][3:7]).all() and "left_hip_angle" not in doubtful.either_side
     assert np.isfinite(doubtful.values["left_knee_angle"][8:]).mean() > 0.8
 
 

@@ -1,5 +1,5 @@
 """Answers that need not be lost, and pictures turned without a rotation tag, on real clips through the ``pose``
-method: a frontal view's left+right means survive unresolved sides, a mirrored copy stays not comparable (a real
+method: a frontal view's sides are resolved over the whole take, a mirrored copy stays not comparable (a real
 camera at the mirrored angle cannot be told from it), a copy filmed sideways (pixels turned, no tag) is turned back before its trunk lean is
 read, and an upside-down copy says so."""
 
@@ -57,17 +57,19 @@ def turned_copy(source: Path, out: Path, quarter_turns: int) -> Path:
     return write_video(out, frames, fps=30, options={"crf": "18", "preset": "ultrafast"})
 
 
-def test_a_frontal_views_left_and_right_mean_survives_sides_it_cannot_tell_apart(
+def test_a_frontal_views_sides_are_resolved_over_the_whole_take(
     scripted_server, pose_cache: Path, clip_vp9: Path, key_env
 ) -> None:
-    """cam02 faces the camera: in 54 of its 100 frames left and right cannot be told apart. A one-side knee is
-    then too thin to measure, but the mean of both knees does not depend on which is which."""
+    """cam02 faces the camera, and BlazePose returns 21 of its last 54 frames as a mirror image (seen from behind,
+    sides swapped). One glitched side-on frame (frame 45) used to split the take in two, and the second part, alone
+    without a clear front/back majority, lost its sides: the right knee was "left and right could not be told
+    apart" in 54 of 100 frames. A lone side-on frame no longer ends the run: the mirror images are relabelled and
+    the one-side knee is measured over the whole take, as the mean of both knees is."""
     result, evidence = run(scripted_server, pose_cache, clip_vp9, clip_vp9, [BOTH_KNEES, RIGHT_KNEE])
-    assert evidence[RIGHT_KNEE].status == "uncertain" and "left and right could not be told apart" in evidence[RIGHT_KNEE].reason
-    both = evidence[BOTH_KNEES]
-    assert both.status == "measured", both.reason
-    assert len(both.frames_a) > 90  # the unresolved frames count for the mean
-    assert {p.description: p.prediction for p in result.predictions}[BOTH_KNEES] == "c"
+    for statement in (RIGHT_KNEE, BOTH_KNEES):
+        assert evidence[statement].status == "measured", evidence[statement].reason
+        assert len(evidence[statement].frames_a) > 90
+        assert {p.description: p.prediction for p in result.predictions}[statement] == "c"
 
 
 @pytest.mark.slow

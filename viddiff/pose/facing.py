@@ -12,7 +12,10 @@ One frame's front/back reading is not trusted: on a front-view Pose2Sim camera B
 frames, a whole body seen from behind (nose behind the shoulders, left and right swapped together), a
 self-consistent mirror image. A person cannot turn from front to back without passing through a side-on torso,
 so front/back is decided per *square-on run* (consecutive frames with |cos yaw| above ``SQUARE_ON``) by the
-run's clear majority (``DECIDED``); a run without one is contested: its sides cannot be resolved.
+run's clear majority (``DECIDED``); a run without one is contested: its sides cannot be resolved. A single
+side-on frame between two square-on ones does not end a run: on the frontal Pose2Sim camera (cam02) one glitched
+frame (|cos yaw| 0.29 between 0.97 and 0.91) split the take in two, and the second part, whose mirror images
+(21 of 54 frames) fell short of the majority alone, lost its sides in all 54 frames.
 Sign convention of :class:`viddiff.schema.CameraView`: 0 = facing the camera, +90 = the person's left side
 towards it, ±180 = back to it. Pure numpy.
 """
@@ -107,7 +110,7 @@ def facing_per_frame(
     contested runs (front and back readings without a clear majority)."""
     n = len(xy)
     votes = face_towards_camera(world, n)
-    square = np.nan_to_num(square_on(xy, world), nan=0.0) > SQUARE_ON
+    square = _bridged(np.nan_to_num(square_on(xy, world), nan=0.0) > SQUARE_ON)
     facing = np.zeros(n, dtype=np.int8)
     contested = np.zeros(n, dtype=bool)
     start = 0
@@ -127,6 +130,14 @@ def facing_per_frame(
                 contested[start : end + 1] = True
         start = end + 1
     return facing, contested
+
+
+def _bridged(square: np.ndarray) -> np.ndarray:
+    """``square`` with each lone non-square frame between two square ones counted as square: a turn from front to
+    back passes through side-on for longer than one glitched frame."""
+    out = square.copy()
+    out[1:-1] |= square[:-2] & square[2:]
+    return out
 
 
 def circular_median(degrees: np.ndarray) -> float:
