@@ -558,11 +558,35 @@ def calibrate_relative(pairs: list[Pair], target: float = 0.95) -> dict[str, flo
     return out
 
 
+def recalibrated(pair: Pair, parts: dict[str, float]) -> Pair:
+    """``pair`` with the view part of its difference replaced by ``parts`` (where its evidence carries one)."""
+    ev = pair.evidence
+    if ev.status == "uncertain" or not (ev.interval_a.in_picture or ev.interval_b.in_picture):
+        return pair
+    update = {"view_difference": parts.get(ev.measurement.quantity, 0.0)}
+    return Pair(pair.take, pair.camera, pair.spec, ev.model_copy(update=update), pair.gap, pair.noise)
+
+
+def held_out_by_camera(known: list[Pair], identical: list[Pair]) -> tuple[list[Pair], list[Pair]]:
+    """The single take's known differences and the identical-movement pairs of each camera, with the view part of
+    the difference calibrated on the two-person take's pairs of the *other* three cameras."""
+    clear, same = [], []
+    for camera in CAMERAS:
+        parts = calibrate_relative([p for p in known if p.take == "two-person" and p.camera != camera])
+        clear += [recalibrated(p, parts) for p in known if p.take == "single" and p.camera == camera]
+        same += [recalibrated(p, parts) for p in identical if p.camera == camera]
+    return clear, same
+
+
+VERDICTS = ("hit", "reversed", "same", "not comparable", "uncertain")
+
+
 def differences_section(pairs: dict, truths: TruthStatistics, margins: dict) -> list[str]:
     everything = make_pairs(pairs, truths)
     known = [p for p in everything if p.take != "identical"]
     identical = [p for p in everything if p.take == "identical"]
     relative = calibrate_relative([p for p in known if p.take == "two-person"])
+    held_known, held_identical = held_out_by_camera(known, identical)
     out = ["### Known differences and identical movement", "",
            "Known differences: first vs second half, and thirds against each other, of each view of each take; clear "
            f"where the body's statistics differ by >= {CLEAR['°']:g}° or {CLEAR['body']:g} body units and by more than "
@@ -571,12 +595,15 @@ def differences_section(pairs: dict, truths: TruthStatistics, margins: dict) -> 
            "difference (`pose.view_difference_errors`) calibrated on the two-person take's pairs would be: "
            + ", ".join(f"{q} {v:g}" for q, v in relative.items()) + ".", ""]
     rows = []
-    for words, rule in RULES.items():
-        clear = [verdict(p, rule, margins) for p in known if p.clear and p.take == "single"]
-        small = [verdict(p, rule, margins) for p in known if p.small and p.take == "single"]
-        same = [verdict(p, rule, margins) for p in identical]
+    scored = [(words, rule, known, identical) for words, rule in RULES.items()]
+    scored.append(("as quoted, the view part of the difference calibrated without the camera scored (held out)",
+                   "quoted", held_known, held_identical))
+    for words, rule, knowns, identicals in scored:
+        clear = [verdict(p, rule, margins) for p in knowns if p.clear and p.take == "single"]
+        small = [verdict(p, rule, margins) for p in knowns if p.small and p.take == "single"]
+        same = [verdict(p, rule, margins) for p in identicals]
         n = len(clear)
-        rows.append([words, *[pct(clear.count(k), n) for k in ("hit", "reversed", "same", "not comparable", "uncertain")],
+        rows.append([words, *[pct(clear.count(k), n) for k in VERDICTS],
                      pct(sum(v in ("hit", "reversed") for v in small), len(small)), pct(same.count("a/b"), len(same))])
     out += table(["rule", "clear: found", "reversed", "said same", "not comparable", "uncertain",
                   "a/b where the truth differs < ¼ of that", "identical movement: a/b"], rows) + [""]
@@ -587,6 +614,19 @@ def differences_section(pairs: dict, truths: TruthStatistics, margins: dict) -> 
             by_quantity.append([quantity.replace("_", " "), *[str(clear.count(k)) for k in ("hit", "reversed", "same", "not comparable", "uncertain")]])
     out += ["As quoted, per quantity (single take, clear differences):", ""]
     out += table(["quantity", "found", "reversed", "same", "not comparable", "uncertain"], by_quantity) + [""]
+    by_camera = []
+    for camera in CAMERAS:
+        clear = [verdict(p, "quoted", margins) for p in known if p.clear and p.take == "single" and p.camera == camera]
+        by_camera.append([camera, *[str(clear.count(k)) for k in VERDICTS]])
+    out += ["As quoted, per camera (single take, clear differences):", ""]
+    out += table(["camera", "found", "reversed", "same", "not comparable", "uncertain"], by_camera) + [""]
+    measured_clear = [p for p in known if p.clear and p.take == "single" and p.evidence.status == "measured"]
+    flipped = sum((p.evidence.value_b - p.evidence.value_a > 0) != (p.gap > 0) for p in measured_clear)
+    quiet = sum(abs(p.evidence.value_b - p.evidence.value_a) <= math.hypot(width(p.evidence.interval_a, False),
+                width(p.evidence.interval_b, False)) for p in measured_clear)
+    out += [f"What one view cannot show: of the {len(measured_clear)} clear differences measured between comparable "
+            f"views, the picture's difference has the opposite sign to the body's in {flipped}, and is within the "
+            f"estimator's own noise (no view part) in {quiet}.", ""]
     reasons: dict[str, int] = defaultdict(int)
     for p in known:
         if p.clear and p.take == "single" and p.evidence.status == "uncertain":
