@@ -113,3 +113,28 @@ def test_a_keyframe_skeleton_is_body_centred_with_y_up(performance: PerformanceP
     assert np.abs(hips).max() < 1e-3  # centred on the hips
     assert points["nose"][1] > 0.4 and points["left_ankle"][1] < -0.6  # y up, metres
     assert type(skeleton).model_validate_json(skeleton.model_dump_json()) == skeleton
+
+
+def test_3d_evidence_is_the_bodys_own_with_the_triangulation_part(performance: PerformancePose, two_view_tracks) -> None:
+    from viddiff.pose.measure import Settings, VideoMeasures, measure
+    from viddiff.pose.view import estimate_view
+    from viddiff.schema import MeasurementSpec
+
+    kin = performance.kinematics()
+    window = np.array([[0.0, float(performance.times_s[-1]) + 1 / 60]])
+    three_d = VideoMeasures(windows=window, frame_indices=performance.frame_indices, times_s=performance.times_s,
+                            kinematics=kin, frame_step_s=1 / 60, view=performance.view(),
+                            triangulation_errors=performance.triangulation_errors)
+    spec = MeasurementSpec(quantity="knee_angle", side="left", statistic="min", direction="smaller")
+    views_checked = Settings(views_differ=lambda a, b, s: comparable_views(a, b, 30, s), plane_tolerance_deg=20,
+                             view_errors={"knee_angle": 34.0})
+    turned = replace(three_d, view=performance.view().model_copy(update={"yaw_deg": 150.0}))
+    ev = measure("k", spec, three_d, turned, ["whole"], estimator=performance.estimator, settings=views_checked)
+    assert ev.status == "measured" and not ev.interval_a.in_picture
+    assert ev.interval_a.view == pytest.approx(performance.triangulation_errors["knee_angle"])
+    # against one video: the one-video rules, with the 3D side's main camera as its view
+    flat = estimate_view(two_view_tracks[0][1])
+    as_one_video = performance.view().model_copy(update={"method": flat.method})
+    for tolerance in (5, 30, 90):
+        assert comparable_views(performance.view(), flat, tolerance) == comparable_views(as_one_video, flat, tolerance)
+    assert comparable_views(performance.view(), flat, 5) is not None
