@@ -138,3 +138,38 @@ def test_3d_evidence_is_the_bodys_own_with_the_triangulation_part(performance: P
     for tolerance in (5, 30, 90):
         assert comparable_views(performance.view(), flat, tolerance) == comparable_views(as_one_video, flat, tolerance)
     assert comparable_views(performance.view(), flat, 5) is not None
+
+
+def test_a_stretched_bone_leaves_its_joints_out_of_that_frame() -> None:
+    from viddiff.pose.multiview import rigid_bones
+
+    points = np.random.default_rng(0).normal(0, 1, (20, len(JOINTS), 3))
+    elbow, wrist = INDEX["left_elbow"], INDEX["left_wrist"]
+    direction = np.random.default_rng(1).normal(0, 1, (20, 3))
+    points[:, wrist] = points[:, elbow] + 0.25 * direction / np.linalg.norm(direction, axis=1, keepdims=True)
+    points[7, wrist] = points[7, elbow] + (points[7, wrist] - points[7, elbow]) * 1.5  # misplaced in depth: 50% longer
+    gated = rigid_bones(points)
+    assert np.isnan(gated[7, [elbow, wrist]]).all()
+    others = [t for t in range(20) if t != 7]
+    assert np.isfinite(gated[others][:, wrist]).all()
+
+
+def test_estimate_performance_from_the_real_videos(two_view_tracks, blazepose, pose_cache) -> None:
+    """The contract's entry point on the two real clips (their pose is cached by the session's fixture): the views'
+    offset is found from the motion (0: the cameras were synchronised) and the cameras are fitted to the frames."""
+    from viddiff.cache import Cache
+    from viddiff.pose.calibration import CalibrationError
+    from viddiff.pose.multiview import estimate_performance
+    from viddiff.pose.setup import read_cameras
+    from viddiff.video import read_video
+
+    clips = Path(__file__).resolve().parents[1] / "data" / "pose2sim"
+    videos = [read_video(clips / "p2s_single_cam01.mp4"), read_video(clips / "p2s_single_cam02.mp4")]
+    cameras = read_cameras(clips / "Calib.qca.txt")[:2]
+    performance = estimate_performance(videos, cameras, blazepose, Cache(pose_cache), "auto")
+    (offset,) = performance.sync.offsets
+    assert offset.method == "motion" and abs(offset.offset_s) <= max(2 * offset.uncertainty_s, 1 / 60)
+    assert performance.cameras[0].width == 1080 and np.isfinite(performance.points_3d).all(-1).mean() > 0.8
+    assert "view 2: " in performance.sync.describe() and performance.estimator.endswith("from 2 calibrated views")
+    with pytest.raises(CalibrationError, match="2 videos need 2 calibrated cameras"):
+        estimate_performance(videos, read_cameras(clips / "Calib.qca.txt"), blazepose, Cache(pose_cache), "auto")
