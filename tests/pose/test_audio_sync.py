@@ -68,3 +68,14 @@ def test_a_video_without_sound_says_so(clips) -> None:
     assert has_audio(clips["main"]) and not has_audio(clips["silent"])
     with pytest.raises(SyncError, match="has no audio track"):
         audio_offset(clips["main"], clips["silent"])
+
+
+def test_a_performance_is_aligned_by_its_sound_on_the_clips_own_clocks(clips) -> None:
+    """With the main clip trimmed to start 0.5 s into its file, the same clap puts the extra view 0.8 s ahead on the
+    clips' clocks (the sound's offset is between the files)."""
+    from viddiff.pose.multiview import synchronise
+    from viddiff.video import read_video
+
+    views = [read_video(clips["main"], frames_trim=(15, None)), read_video(clips["later"])]
+    (offset,) = synchronise([], [], views, sources=[clips["main"], clips["later"]]).offsets
+    assert offset.method == "audio" and abs(offset.offset_s - 0.8) < 0.005

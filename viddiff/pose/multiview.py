@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -199,7 +200,7 @@ def estimate_performance(
     subject: str = "auto",
     *,
     offsets: Optional[Sequence[float]] = None,
-    sources: Optional[Sequence[Union[str, "object"]]] = None,
+    sources: Optional[Sequence[Union[str, Path]]] = None,
     max_offset_s: Optional[float] = None,
     triangulation_errors: Optional[Mapping[str, float]] = None,
 ) -> PerformancePose:
@@ -219,7 +220,7 @@ def estimate_performance(
 
 def synchronise(
     tracks: Sequence[PoseTrack], cameras: Sequence[Camera], views: Sequence["VideoFrames"], *, offsets: Optional[Sequence[float]] = None,
-    sources: Optional[Sequence[object]] = None, max_offset_s: Optional[float] = None,
+    sources: Optional[Sequence[Union[str, Path]]] = None, max_offset_s: Optional[float] = None,
 ) -> SyncInfo:
     """The extra views' offsets: given, else from the sound where every source has it, else from the motion."""
     if offsets is not None:
