@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -95,3 +96,41 @@ def two_view_tracks(blazepose: BlazePose, pose_cache: Path):
     cameras = {c.name: c for c in read_cameras(CLIPS / "Calib.qca.txt")}
     fitted = [cameras[name].fitted_to(t.width, t.height) for name, t in zip(("cam01", "cam02"), tracks)]
     return tracks, fitted
+
+
+AUDIO_RATE = 48000
+
+
+def _audio_clip(path: Path, seconds: float, burst_at: Optional[float], seed: int, with_audio: bool = True) -> Path:
+    """A short mp4 (grey frames at 30 fps; AAC mono) whose sound is quiet room noise with, at ``burst_at`` s, a
+    0.1 s burst of loud noise (the same burst in every clip: one clap heard by two phones)."""
+    import av
+
+    rng = np.random.default_rng(seed)
+    sound = rng.normal(0, 0.003, int(seconds * AUDIO_RATE)).astype(np.float32)
+    if burst_at is not None:
+        burst = np.random.default_rng(99).normal(0, 0.4, int(0.1 * AUDIO_RATE)).astype(np.float32)
+        start = int(burst_at * AUDIO_RATE)
+        sound[start : start + len(burst)] += burst
+    with av.open(str(path), "w") as container:
+        video = container.add_stream("libx264", rate=30)
+        video.width, video.height, video.pix_fmt = 64, 64, "yuv420p"
+        audio = container.add_stream("aac", rate=AUDIO_RATE, layout="mono") if with_audio else None
+        for i in range(int(seconds * 30)):
+            frame = av.VideoFrame.from_ndarray(np.full((64, 64, 3), 100, np.uint8), format="rgb24")
+            container.mux(video.encode(frame))
+        container.mux(video.encode())
+        if audio is not None:
+            chunk = 1024
+            for i in range(0, len(sound), chunk):
+                frame = av.AudioFrame.from_ndarray(sound[None, i : i + chunk], format="fltp", layout="mono")
+                frame.sample_rate, frame.pts = AUDIO_RATE, i
+                container.mux(audio.encode(frame))
+            container.mux(audio.encode())
+    return path
+
+
+@pytest.fixture(scope="session")
+def audio_clip():
+    """Writes a short mp4 with sound: ``audio_clip(path, seconds, burst_at, seed, with_audio=True)``."""
+    return _audio_clip

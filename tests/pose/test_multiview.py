@@ -173,3 +173,15 @@ def test_estimate_performance_from_the_real_videos(two_view_tracks, blazepose, p
     assert "view 2: " in performance.sync.describe() and performance.estimator.endswith("from 2 calibrated views")
     with pytest.raises(CalibrationError, match="2 videos need 2 calibrated cameras"):
         estimate_performance(videos, read_cameras(clips / "Calib.qca.txt"), blazepose, Cache(pose_cache), "auto")
+
+
+def test_sound_that_cannot_tell_falls_back_to_the_motion(two_view_tracks, audio_clip, tmp_path: Path) -> None:
+    """Both phones recorded sound but heard no distinct event: the offset comes from the motion instead."""
+    from viddiff.pose.multiview import synchronise
+    from viddiff.video import read_video
+
+    (main, extra), cameras = two_view_tracks
+    quiet = [audio_clip(tmp_path / f"quiet_{i}.mp4", 1.0, None, seed=i) for i in (1, 2)]
+    views = [read_video(path) for path in quiet]
+    (offset,) = synchronise([main, extra], cameras, views, sources=quiet).offsets
+    assert offset.method == "motion" and abs(offset.offset_s) <= max(2 * offset.uncertainty_s, 1 / 60)

@@ -41,7 +41,7 @@ from viddiff.pose.kinematics import Kinematics
 from viddiff.pose.kinematics3d import compute_kinematics_3d
 from viddiff.pose.skeleton import INDEX, LOWER_LIMBS, SWAP, UPPER_LIMBS
 from viddiff.pose.resample import resample_track
-from viddiff.pose.sync import SyncInfo, ViewOffset, audio_offset, has_audio, motion_offset
+from viddiff.pose.sync import SyncError, SyncInfo, ViewOffset, audio_offset, has_audio, motion_offset
 from viddiff.pose.track import PoseTrack, estimate_track
 from viddiff.pose.triangulation import triangulate
 from viddiff.pose.view import MIN_FRAMES, triangulated_method, view_label
@@ -222,24 +222,31 @@ def synchronise(
     tracks: Sequence[PoseTrack], cameras: Sequence[Camera], views: Sequence["VideoFrames"], *, offsets: Optional[Sequence[float]] = None,
     sources: Optional[Sequence[Union[str, Path]]] = None, max_offset_s: Optional[float] = None,
 ) -> SyncInfo:
-    """The extra views' offsets: given, else from the sound where every source has it, else from the motion."""
+    """The extra views' offsets: given; else, per extra view, from the sound where it and the main video have it
+    (from the motion where the sound cannot tell); else from the motion. Offsets are on the clips' clocks (the
+    sound's, between the files, is moved by the trims)."""
     if offsets is not None:
         if len(offsets) != len(tracks) - 1:
             raise ValueError(f"{len(tracks) - 1} extra views need {len(tracks) - 1} offsets, got {len(offsets)}")
         return SyncInfo(offsets=tuple(ViewOffset(view=v, offset_s=float(o), uncertainty_s=0.0, method="given")
                                       for v, o in enumerate(offsets, start=1)))
-    if sources is not None:
-        if all(has_audio(str(s)) for s in sources):
-            starts = [float(view.offset_s) for view in views]
-            found = []
-            for v in range(1, len(sources)):
-                o = audio_offset(str(sources[0]), str(sources[v]), view=v, max_offset_s=max_offset_s)
-                found.append(o.model_copy(update={"offset_s": round(o.offset_s + starts[0] - starts[v], 6)}))
-            return SyncInfo(offsets=tuple(found))
-    return SyncInfo(offsets=tuple(
-        motion_offset(tracks[0], tracks[v], cameras[0], cameras[v], view=v, max_offset_s=max_offset_s)
-        for v in range(1, len(tracks))
-    ))
+    paths = [str(source) for source in sources] if sources is not None else []
+    heard = bool(paths) and has_audio(paths[0])
+    found = []
+    for v in range(1, len(views)):
+        if heard and has_audio(paths[v]):
+            try:
+                o = audio_offset(paths[0], paths[v], view=v, max_offset_s=max_offset_s)
+            except SyncError as by_sound:
+                try:
+                    found.append(motion_offset(tracks[0], tracks[v], cameras[0], cameras[v], view=v, max_offset_s=max_offset_s))
+                except SyncError as by_motion:
+                    raise SyncError(f"{by_motion}; by sound: {by_sound}") from None
+                continue
+            found.append(o.model_copy(update={"offset_s": round(o.offset_s + views[0].offset_s - views[v].offset_s, 6)}))
+        else:
+            found.append(motion_offset(tracks[0], tracks[v], cameras[0], cameras[v], view=v, max_offset_s=max_offset_s))
+    return SyncInfo(offsets=tuple(found))
 
 
 def triangulate_performance(
