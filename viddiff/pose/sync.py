@@ -6,17 +6,18 @@ Two phones started by hand are seconds apart. An offset ``offset_s`` means: the 
 its time ``t`` is shown by the extra view at its time ``t + offset_s`` (an extra view started later has a
 negative offset).
 
-From the motion: at the right offset, each joint the main view sees lies on the epipolar line of the same joint
-in the extra view (the calibration says where); at a wrong one, a moving joint is elsewhere. Each candidate
-offset (every main-view sample step, then a tenth of one around the best) is scored by the median distance of
-the keypoints from their epipolar lines (main-view pixels; of a joint and its other side's, the nearer, since an
-estimator may swap sides in one view), over the frames both views see. The best must stand out: its score at
-least ``min_margin`` (a share) below the best offset more than :data:`LOBE_S` away, else the movement does not
-tell (a still person; a repeated movement) and the offset is refused, since a wrong one would triangulate one
-instant of one view with another instant of the other. Its uncertainty is the leave-one-part-out (jackknife)
-spread over five consecutive parts of the take, with a floor of :data:`FLOOR_STEPS` sample steps. (Cross-correlating 2D
-keypoint speeds, tried first, found the right offset in 20 of 33 cuts of the Pose2Sim views and confidently
-wrong ones in the others: speeds seen from different directions differ too much on a 1.7 s take.)
+From the motion: at the right offset, each joint the main view sees lies on the epipolar line of the same joint in
+the extra view (the calibration says where); at a wrong one, a moving joint is elsewhere. Each candidate offset
+(every main-view sample step, on at most :data:`SCAN_FRAMES` samples; then a tenth of a step around the best, on
+all of them) is scored by the median distance of the keypoints from their epipolar lines (main-view pixels; of a
+joint and its other side's, the nearer, since an estimator may swap sides in one view), over the frames both views
+see. The best must stand out: its score at least ``min_margin`` (a share) below the best offset more than
+:data:`LOBE_S` away, else the movement does not tell (a still person; a repeated movement) and the offset is
+refused, since a wrong one would triangulate one instant of one view with another instant of the other. Its
+uncertainty is the leave-one-part-out (jackknife) spread over five consecutive parts of the take, with a floor of
+:data:`FLOOR_STEPS` sample steps. (Cross-correlating 2D keypoint speeds, tried first, found the right offset in 20
+of 33 cuts of the Pose2Sim views and confidently wrong ones in the others: speeds seen from different directions
+differ too much on a 1.7 s take.)
 
 From the sound: both envelopes (log RMS in 1 ms bins) are cross-correlated (Pearson's r per lag over the
 overlap), the best lag refined by a parabola; it must reach r ``MIN_CORRELATION`` and stand ``MIN_MARGIN`` above
@@ -48,6 +49,11 @@ LOBE_S = 0.1
 """Offsets nearer than this to the best belong to its own minimum."""
 MIN_CONFIDENCE = 0.5
 BLOCKS = 5
+SCAN_FRAMES = 300
+"""The scan of every candidate offset reads at most this many main-view samples (evenly spread); the best offset
+is then refined on all of them."""
+CHUNK_POINTS = 60_000
+"""Offsets × samples computed at once (memory: a few MB per 1 000 samples)."""
 FLOOR_STEPS = 1.5
 """The least uncertainty of a motion offset, in main-view sample steps: on cuts of the Pose2Sim views the offsets
 accepted were off by up to 3.3 steps where the jackknife said less (the estimator's own smoothing lags one view
@@ -186,49 +192,64 @@ def motion_offset(
     times = main.times_s
     step = float(np.median(np.diff(times)))
     seen_main = main.confidence >= MIN_CONFIDENCE
+    swap = list(SWAP)
 
-    def distances(offset: float) -> np.ndarray:
-        xy, confidence = resample_track(extra, times + offset)
-        straight = epipolar_distances(main_camera, extra_camera, main.xy, xy)
-        swapped = epipolar_distances(main_camera, extra_camera, main.xy, xy[:, list(SWAP)])
-        straight = np.where(seen_main & (confidence >= MIN_CONFIDENCE), straight, np.nan)
-        swapped = np.where(seen_main & (confidence[:, list(SWAP)] >= MIN_CONFIDENCE), swapped, np.nan)
-        return np.fmin(straight, swapped)
+    def distances(offsets: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """(L, R, J) each main keypoint's distance from its epipolar line at each offset, over the main samples
+        ``rows`` (NaN where either view is unsure): all offsets at once."""
+        at = (times[rows][None, :] + offsets[:, None]).ravel()
+        xy, confidence = resample_track(extra, at)
+        main_xy = np.tile(main.xy[rows], (len(offsets), 1, 1))
+        seen = np.tile(seen_main[rows], (len(offsets), 1))
+        straight = np.where(seen & (confidence >= MIN_CONFIDENCE),
+                            epipolar_distances(main_camera, extra_camera, main_xy, xy), np.nan)
+        swapped = np.where(seen & (confidence[:, swap] >= MIN_CONFIDENCE),
+                           epipolar_distances(main_camera, extra_camera, main_xy, xy[:, swap]), np.nan)
+        return np.fmin(straight, swapped).reshape(len(offsets), len(rows), -1)
 
-    def score(offset: float, rows: Optional[np.ndarray] = None) -> float:
-        """The median distance over ``rows`` (default: all frames); NaN where the views share too few keypoints."""
-        d = distances(offset) if rows is None else distances(offset)[rows]
-        need = MIN_OVERLAP * (seen_main if rows is None else seen_main[rows]).sum()
-        finite = np.isfinite(d)
-        return float(np.median(d[finite])) if finite.sum() >= max(need, 3) else np.nan
+    def scores(offsets: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """(L,) the median distance per offset over ``rows``; NaN where the views share too few keypoints."""
+        out = np.full(len(offsets), np.nan)
+        need = max(MIN_OVERLAP * seen_main[rows].sum(), 3)
+        chunk = max(1, CHUNK_POINTS // max(1, len(rows)))
+        for start in range(0, len(offsets), chunk):
+            d = distances(offsets[start : start + chunk], rows)
+            flat = d.reshape(len(d), -1)
+            enough = np.isfinite(flat).sum(axis=1) >= need
+            out[start : start + len(d)] = np.where(enough, _row_medians(flat), np.nan)
+        return out
 
+    every = np.arange(len(times))
+    scan_rows = every[:: max(1, int(np.ceil(len(times) / SCAN_FRAMES)))]
     lo, hi = extra.times_s[0] - times[-1], extra.times_s[-1] - times[0]  # any overlap at all
     if max_offset_s is not None:
         lo, hi = max(lo, -max_offset_s), min(hi, max_offset_s)
     coarse = np.arange(np.ceil(lo / step), np.floor(hi / step) + 1) * step
-    scores = np.array([score(o) for o in coarse])
-    if not np.isfinite(scores).any():
+    scored = scores(coarse, scan_rows)
+    if not np.isfinite(scored).any():
         raise SyncError("the views could not be aligned by the motion: the body is not seen in both views at once "
                         "long enough; give the offset")
-    k = int(np.nanargmin(scores))
-    best = float(scores[k])
+    k = int(np.nanargmin(scored))
+    best = float(scored[k])
     far = np.abs(coarse - coarse[k]) > LOBE_S
-    other = float(np.nanmin(scores[far])) if np.isfinite(scores[far]).any() else np.inf
+    other = float(np.nanmin(scored[far])) if np.isfinite(scored[far]).any() else np.inf
     margin = 1 - best / other if np.isfinite(other) and other > 0 else 1.0
     if margin < min_margin:
-        at = coarse[far][int(np.nanargmin(scores[far]))]
+        at = coarse[far][int(np.nanargmin(scored[far]))]
         raise SyncError(
             f"the views could not be aligned by the motion: the best offset ({coarse[k]:+.3f} s, keypoints "
             f"{best:.1f} px from their epipolar lines) is not distinct ({at:+.3f} s scores {other:.1f} px); film a "
             "distinct movement seen by both phones (or a clap both hear), or give the offset"
         )
     fine = coarse[k] + np.linspace(-1, 1, 21) * step
-    offset = float(fine[int(np.nanargmin([score(o) for o in fine]))])
-    blocks = np.array_split(np.arange(len(times)), BLOCKS)
+    near = distances(fine, every)  # (21, T, J), once: the whole take and its jackknife parts
+    whole = _row_medians(near.reshape(len(fine), -1))
+    offset = float(fine[int(np.nanargmin(whole))]) if np.isfinite(whole).any() else float(coarse[k])
+    blocks = np.array_split(every, BLOCKS)
     estimates = []
     for b in range(BLOCKS):
         rows = np.concatenate([blocks[i] for i in range(BLOCKS) if i != b])
-        local = [score(o, rows) for o in fine]
+        local = _row_medians(near[:, rows].reshape(len(fine), -1))
         if np.isfinite(local).any():
             estimates.append(float(fine[int(np.nanargmin(local))]))
     n = len(estimates)
@@ -236,6 +257,15 @@ def motion_offset(
     uncertainty = float(np.hypot(jackknife, FLOOR_STEPS * step))
     return ViewOffset(view=view, offset_s=round(offset, 6), uncertainty_s=round(uncertainty, 6), method="motion",
                       score=round(best, 3), margin=round(margin, 4))
+
+
+def _row_medians(values: np.ndarray) -> np.ndarray:
+    """(L,) the median of each row's finite values (NaN for a row with none)."""
+    out = np.full(len(values), np.nan)
+    some = np.isfinite(values).any(axis=1)
+    if some.any():
+        out[some] = np.nanmedian(values[some], axis=1)
+    return out
 
 
 # --------------------------------------------------------------------------- the correlation
