@@ -80,7 +80,7 @@ def test_halves_of_a_take_filmed_by_two_cameras_compare_in_3d(
 
 @pytest.mark.slow
 def test_compare_shows_a_3d_side_against_a_one_view_side(
-    sets: list[str], clip_h264: Path, clip_vp9: Path, two_camera_calibration: Path, capsys
+    tmp_path: Path, sets: list[str], clip_h264: Path, clip_vp9: Path, two_camera_calibration: Path, capsys
 ) -> None:
     args = ["compare", "--a", str(clip_h264), "--a", str(clip_vp9), "--b", str(clip_h264), "--calibration-a",
             str(two_camera_calibration), "--action", "a person moving in a lab", "--pose", "--difference", STATEMENTS[0],
@@ -90,9 +90,11 @@ def test_compare_shows_a_3d_side_against_a_one_view_side(
     assert knees["view_a"]["method"] == THREE_D and knees["view_b"]["method"] != THREE_D
     assert "triangulated from 2 calibrated views" in knees["estimator"]
 
-    assert main(args) == 0
+    report = tmp_path / "report.html"
+    assert main([*args, "--report", str(report)]) == 0
     table = capsys.readouterr().out
     assert "A: the only person in view, in 3D from 2 calibrated views" in table
+    assert "in 3D from 2 calibrated views" in report.read_text()
 
 
 @pytest.mark.slow
