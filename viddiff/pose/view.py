@@ -90,12 +90,18 @@ def view_gap(a: CameraView, b: CameraView) -> float:
     behind is 180° from one in front: the picture is mirrored, and on the Pose2Sim cameras a front-left and a
     back-right view 5° from mirror images still gave knee angles 10–11° apart). From 2D: only how far each is
     turned from square-on (0–90°), since 2D cannot tell front from back or one side from the other; a lower
-    bound of the real gap."""
+    bound of the real gap. A triangulated performance's yaw (its main camera's) is a full-circle one, like 3D
+    landmarks'."""
     if a.yaw_deg is None or b.yaw_deg is None:
         return float("nan")
-    if a.method == b.method == THREE_D:
+    if _full_circle(a) and _full_circle(b):
         return abs(float(_wrap(np.float64(a.yaw_deg) - np.float64(b.yaw_deg))))
     return abs(_turn(a.yaw_deg) - _turn(b.yaw_deg))
+
+
+def _full_circle(view: CameraView) -> bool:
+    """Whether the view's yaw tells front from back and left from right (3D landmarks, or a triangulated body)."""
+    return view.method == THREE_D or is_triangulated(view)
 
 
 def _turn(yaw: float) -> float:
