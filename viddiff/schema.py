@@ -58,6 +58,28 @@ class VideoRef(_Model):
     fps_original: Optional[float] = Field(default=None, gt=0)
     frames_trim: Optional[tuple[Optional[int], Optional[int]]] = None
     """``[start, end)`` in frame indices, Python slice semantics (``None`` = open)."""
+    views: tuple["VideoRef", ...] = Field(default=(), exclude_if=lambda views: not views)
+    """More videos of the same take from other calibrated cameras, for the pose wing's 3D evidence only;
+    the method's own frames (CLIP, VLM) come from ``path``."""
+    calibration: Optional[str] = Field(default=None, exclude_if=lambda calibration: calibration is None)
+    """The cameras of ``path`` then ``views``, in that order: a Pose2Sim TOML, a Qualisys .qca.txt, or the
+    TOML ``viddiff calibrate`` writes (same format as Pose2Sim's).
+
+    Both are left out of the serialised form when unset, so a one-view reference serialises with exactly the
+    keys it always had: stored results, cache keys and hashes of one-view comparisons do not change."""
+
+    @model_validator(mode="after")
+    def _views_need_their_cameras(self) -> "VideoRef":
+        if self.views and self.calibration is None:
+            raise ValueError(
+                f"{len(self.views)} more view(s) of {self.path} but no calibration: the 3D evidence needs the "
+                "cameras of every view (a Pose2Sim TOML or a .qca.txt)"
+            )
+        if self.calibration is not None and not self.views:
+            raise ValueError(f"a calibration for {self.path} alone: give the other cameras' videos as its views")
+        if any(view.views or view.calibration is not None for view in self.views):
+            raise ValueError(f"a view of {self.path} has views or a calibration of its own: list every view once")
+        return self
 
 
 class Difference(_Model):

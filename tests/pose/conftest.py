@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Optional
 
@@ -134,3 +135,18 @@ def _audio_clip(path: Path, seconds: float, burst_at: Optional[float], seed: int
 def audio_clip():
     """Writes a short mp4 with sound: ``audio_clip(path, seconds, burst_at, seed, with_audio=True)``."""
     return _audio_clip
+
+
+@pytest.fixture(scope="session")
+def two_camera_calibration(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``Calib.qca.txt`` cut to cam01 and cam02, the cameras of the two clips: a performance's calibration holds
+    one camera per video, in the videos' order."""
+    tree = ElementTree.parse(CLIPS / "Calib.qca.txt")  # the take's four cameras, cam01..cam04
+    cameras = tree.getroot().find("cameras")
+    assert cameras is not None
+    for camera in list(cameras):
+        if camera.get("serial") not in ("cam01", "cam02"):
+            cameras.remove(camera)
+    out = tmp_path_factory.mktemp("calibration") / "cam01_cam02.qca.txt"
+    tree.write(out, encoding="ASCII", xml_declaration=True)
+    return out
