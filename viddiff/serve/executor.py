@@ -28,6 +28,7 @@ from viddiff.api import CompareEvent, EventView, VidDiff, build_sample
 from viddiff.errors import ViddiffError
 from viddiff.methods.events import Finished
 from viddiff.methods.viddiff import PairRun
+from viddiff.schema import Mode, Sample, VideoRef
 from viddiff.serve.models import ActorsHealth
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,18 @@ class JobSpec(BaseModel):
     """Where to write the self-contained HTML report once the comparison succeeded; ``None``: no report."""
     video_names: Optional[tuple[str, str]] = None
     """The names the user's files had (A, B), for the report; ``None``: the stored files' own names."""
+    views_a: list[str] = []
+    views_b: list[str] = []
+    """More videos of each performance's take, from its other calibrated cameras (3D pose evidence only), in the
+    order of their cameras in the calibration after the main video's."""
+    calibration_a: Optional[str] = None
+    calibration_b: Optional[str] = None
+    """The calibration of each performance's cameras (set exactly where it has views)."""
+
+    def files(self) -> list[str]:
+        """Every file the job reads: the videos, their views, the calibrations (what must stay while it runs)."""
+        return [self.video_a, self.video_b, *self.views_a, *self.views_b,
+                *(path for path in (self.calibration_a, self.calibration_b) if path)]
 
 
 @dataclass(frozen=True)
@@ -119,9 +132,7 @@ async def comparison_events(vd: VidDiff, spec: JobSpec) -> AsyncIterator[Compare
     """One job's events: ``VidDiff.aevents`` as the app events of ``VidDiff.astream``, the report written
     before the result is passed on (wherever the comparison runs). The result carries the ``stand-in: ...``
     notes ``VidDiff.acompare`` adds; they are found in a thread, as finding them may ask a local model server."""
-    sample, mode = build_sample(
-        spec.video_a, spec.video_b, spec.action, differences=spec.differences, n_differences=spec.n_differences
-    )
+    sample, mode = job_sample(spec)
     stand_ins: list[str] = []
     view = EventView(spec.action, lambda result: stand_ins)  # read when the result is converted, after Finished
     events = vd.aevents(sample, mode)
@@ -134,6 +145,23 @@ async def comparison_events(vd: VidDiff, spec: JobSpec) -> AsyncIterator[Compare
                     run = PairRun(sample, videos, event.result)
                     await asyncio.to_thread(_write_report, Path(spec.report_path), run, vd, spec.video_names)
             yield view.convert(event)
+
+
+def job_sample(spec: JobSpec) -> tuple[Sample, Mode]:
+    """The job as the Python API's ``Sample``, each video with its other views and their calibration."""
+    sample, mode = build_sample(
+        spec.video_a, spec.video_b, spec.action, differences=spec.differences, n_differences=spec.n_differences
+    )
+    refs = tuple(
+        ref if not views else VideoRef(
+            path=ref.path, fps_original=ref.fps_original, views=tuple(VideoRef(path=view) for view in views),
+            calibration=calibration,
+        )
+        for ref, views, calibration in zip(
+            sample.videos, (spec.views_a, spec.views_b), (spec.calibration_a, spec.calibration_b)
+        )
+    )
+    return sample.model_copy(update={"videos": refs}), mode
 
 
 class WorkerPool(ABC):

@@ -14,6 +14,7 @@ import math
 import os
 import shutil
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Union
 
@@ -21,13 +22,14 @@ from viddiff.api import ComparisonResult, DifferenceResult, ResultEvent, build_s
 from viddiff.config import Config
 from viddiff.errors import ViddiffError
 from viddiff.serve import job_log
+from viddiff.serve.calibrations import SUFFIXES, check_calibration
 from viddiff.serve.errors import ApiError, without_paths
 from viddiff.serve.executor import Emitted, Ended, Executor, JobSpec, JobUpdate, Started
-from viddiff.serve.jobs import JobRow, JobStore, QueueFull, VideoGone, VideoRow, new_id
+from viddiff.serve.jobs import CalibrationRow, JobRow, JobStore, QueueFull, VideoGone, VideoRow, new_id
 from viddiff.serve.keys import SCOPES, key_hash
 from viddiff.serve.limits import RateLimiter, check_video
 from viddiff.serve.metrics import ServiceMetrics
-from viddiff.serve.models import Comparison, Links, Video
+from viddiff.serve.models import Calibration, Comparison, Links, Video
 from viddiff.serve.readiness import Readiness
 from viddiff.serve.states import FINISHED, Progress, Webhook
 from viddiff.serve.store_thread import AsyncJobStore, StoreBusy
@@ -183,6 +185,42 @@ class Service:
         Path(row.path).unlink(missing_ok=True)
         await self.store.delete_video(row.id)
 
+    # ---- calibrations
+
+    async def add_calibration(self, owner: str, upload: UploadedFile) -> CalibrationRow:
+        """Check an uploaded calibration (text, within the size limit, cameras in it), keep it under
+        ``calibrations/`` with the suffix its format has, and store its row (or neither)."""
+        limit = self.limits.max_calibration_bytes
+        claims = await asyncio.to_thread(check_calibration, upload.path, "calibration", limit)
+        calibration_id = new_id("cal")
+        path = move_into(upload, self.data_dir / "calibrations" / f"{calibration_id}{SUFFIXES[claims.format]}")
+        row = CalibrationRow(
+            id=calibration_id, owner=owner, path=str(path), filename=upload.filename, bytes=upload.bytes,
+            format=claims.format, cameras=claims.cameras, created_at=time.time(),
+        )
+        try:
+            await self.store.add_calibration(row)
+        except BaseException:
+            path.unlink(missing_ok=True)
+            raise
+        return row
+
+    async def calibration(self, owner: str, calibration_id: str) -> CalibrationRow:
+        row = await self.store.calibration(owner, calibration_id)
+        if row is None:
+            raise ApiError(404, f"no calibration {calibration_id!r} (upload it with POST /v1/calibrations; calibrations "
+                           f"expire after serve.retention_hours = {self.limits.retention_hours:g})")
+        return row
+
+    async def delete_calibration(self, owner: str, calibration_id: str) -> None:
+        """Delete an uploaded calibration; 409 while a queued or running comparison uses it."""
+        row = await self.calibration(owner, calibration_id)
+        users = await self.store.delete_calibration_unless_used(row.id)
+        if users:
+            raise ApiError(409, f"calibration {calibration_id!r} is in use by comparison {', '.join(users)} (queued or "
+                           "running); delete it once that comparison has finished, or delete the comparison first")
+        Path(row.path).unlink(missing_ok=True)
+
     # ---- comparisons
 
     async def check_queue(self, owner: str) -> None:
@@ -220,6 +258,7 @@ class Service:
         pose, report = _bool_field(form, "pose"), _bool_field(form, "report")
         callback_url = await self._callback_url(owner, form.text("callback_url"))
         sources = {side: await self._video_source(owner, form, side) for side in ("a", "b")}
+        setups = {side: await self._views(owner, form, side, pose) for side in ("a", "b")}
         job_id = new_id("cmp")
         try:  # the Python API's own checks and words, before any video is kept (the paths are not opened)
             build_sample("a.mp4", "b.mp4", action, differences=differences, n_differences=n_differences)
@@ -239,11 +278,15 @@ class Service:
                 n_differences=n_differences, pose=pose,
                 report_path=str(self.data_dir / "reports" / f"{job_id}.html") if report else None,
                 video_names=(names["a"], names["b"]),
+                views_a=[v.path for v in setups["a"].views], views_b=[v.path for v in setups["b"].views],
+                calibration_a=setups["a"].calibration_path, calibration_b=setups["b"].calibration_path,
             )
             stored_id, created = await self.store.add_job(
                 owner, job_id, spec.model_dump(), action=action, mode="closed" if differences else "open",
                 report=report, idempotency_key=idempotency_key, videos=kept,
-                uses=[src.id for src in sources.values() if isinstance(src, VideoRow)],
+                uses=[*(src.id for src in sources.values() if isinstance(src, VideoRow)),
+                      *(v.id for setup in setups.values() for v in setup.views)],
+                uses_calibrations=[setup.calibration.id for setup in setups.values() if setup.calibration],
                 max_queued_per_key=self.limits.max_queued_per_key, max_queued_total=self.limits.max_queued_total,
             )
         except BaseException as exc:
@@ -252,7 +295,7 @@ class Service:
             if isinstance(exc, QueueFull):
                 raise self._queue_full(exc.mine, exc.total) from None
             if isinstance(exc, VideoGone):
-                raise ApiError(404, f"video {exc.video_id!r} was deleted while this comparison was being created") from None
+                raise ApiError(404, f"{exc.what} {exc.video_id!r} was deleted while this comparison was being created") from None
             raise
         if not created:  # a concurrent retry won the race
             for row in kept:
@@ -303,6 +346,36 @@ class Service:
         if f"video_{side}" in form.fields:
             raise ApiError(422, f"video_{side} must be a file (curl: -F video_{side}=@{side}.mp4)")
         raise ApiError(422, f"video_{side} is missing: send a file, or video_{side}_id of a video uploaded before")
+
+    async def _views(self, owner: str, form: Form, side: str, pose: bool) -> "_Setup":
+        """The other cameras' videos of side ``side`` (``views_{side}``: ids of uploaded videos) and their
+        calibration (``calibration_{side}_id``), checked against each other and ``serve.max_views_per_side``."""
+        ids = [v.strip() for v in form.fields.get(f"views_{side}", []) if v.strip()]
+        calibration_id = (form.text(f"calibration_{side}_id") or "").strip()
+        if not ids and not calibration_id:
+            return _Setup()
+        if not ids:
+            raise ApiError(422, f"calibration_{side}_id is given but no views_{side}: a calibration goes with the "
+                           f"other cameras' videos of the same take (views_{side}, ids from POST /v1/videos)")
+        if not calibration_id:
+            raise ApiError(422, f"views_{side} need calibration_{side}_id: where each camera stood (upload a Pose2Sim "
+                           "TOML or a Qualisys .qca.txt with POST /v1/calibrations)")
+        if not pose:
+            raise ApiError(422, f"views_{side} are used only to measure body pose in 3D: set pose=true, or leave them out")
+        most = self.limits.max_views_per_side
+        if 1 + len(ids) > most:
+            raise ApiError(422, f"video {side.upper()} has {1 + len(ids)} views (its video and {len(ids)} in views_{side}); "
+                           f"at most serve.max_views_per_side = {most}")
+        main = form.text(f"video_{side}_id")
+        if len(set(ids)) < len(ids) or (main and main.strip() in ids):
+            raise ApiError(422, f"views_{side} names a video twice (or video_{side}_id again): each view is another camera")
+        views = [await self.video(owner, video_id) for video_id in ids]
+        calibration = await self.calibration(owner, calibration_id)
+        if calibration.cameras != 1 + len(views):
+            raise ApiError(422, f"calibration_{side}_id {calibration_id!r} holds {calibration.cameras} cameras, but video "
+                           f"{side.upper()} has {1 + len(views)} views (video_{side} and {len(views)} in views_{side}): "
+                           "give one video per camera, in the calibration's order")
+        return _Setup(views=views, calibration=calibration)
 
     async def job(self, owner: str, job_id: str) -> JobRow:
         row = await self.store.job(job_id, owner)
@@ -372,9 +445,9 @@ class Service:
     async def _end(self, update: Ended) -> None:
         result = None
         row = await self.store.job(update.job_id)
-        error = update.error if update.error is None or row is None else without_paths(update.error, {
-            row.spec["video_a"]: "video_a", row.spec["video_b"]: "video_b", str(self.data_dir): "the server's data dir",
-        })
+        error = update.error if update.error is None or row is None else without_paths(
+            update.error, {**_file_names(JobSpec.model_validate(row.spec)), str(self.data_dir): "the server's data dir"}
+        )
         event = None
         if update.status == "done":  # normally stored already, with its result event (_record)
             for data in await self.store.events_of_type(update.job_id, "result"):
@@ -409,7 +482,8 @@ class Service:
         """Delete finished comparisons and videos older than ``serve.retention_hours``; how many went."""
         cutoff = time.time() - self.limits.retention_hours * 3600
         gone = 0
-        busy = {v for row in await self.store.jobs_in("queued", "running") for v in (row.spec["video_a"], row.spec["video_b"])}
+        busy = {path for row in await self.store.jobs_in("queued", "running")
+                for path in JobSpec.model_validate(row.spec).files()}
         for row in await self.store.finished_jobs_created_before(cutoff):
             for video in await self.store.videos_of_job(row.id):
                 if video.path not in busy:
@@ -422,7 +496,24 @@ class Service:
             if video.path not in busy:
                 await self._remove_video(video)
                 gone += 1
+        for calibration in await self.store.calibrations_created_before(cutoff):
+            if calibration.path not in busy:
+                Path(calibration.path).unlink(missing_ok=True)
+                await self.store.delete_calibration(calibration.id)
+                gone += 1
         return gone
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """One side's other views and their calibration, as the comparison form named them."""
+
+    views: list[VideoRow] = field(default_factory=list)
+    calibration: Optional[CalibrationRow] = None
+
+    @property
+    def calibration_path(self) -> Optional[str]:
+        return self.calibration.path if self.calibration else None
 
 
 def links(job_id: str) -> Links:
@@ -430,11 +521,26 @@ def links(job_id: str) -> Links:
     return Links(self=base, events=f"{base}/events", report=f"{base}/report")
 
 
+def calibration_model(row: CalibrationRow) -> Calibration:
+    return Calibration(id=row.id, filename=row.filename, bytes=row.bytes, format=row.format, cameras=row.cameras,
+                       created_at=row.created_at)
+
+
 def video_model(row: VideoRow) -> Video:
     return Video(
         id=row.id, filename=row.filename, bytes=row.bytes, kind=row.kind, duration_s=row.duration_s, width=row.width,
         height=row.height, n_frames=row.n_frames, created_at=row.created_at,
     )
+
+
+def _file_names(spec: JobSpec) -> dict[str, str]:
+    """How a client knows each of a job's files: by the field that named it (``views_a[1]``, ``calibration_b``)."""
+    names = {spec.video_a: "video_a", spec.video_b: "video_b"}
+    for side, views, calibration in (("a", spec.views_a, spec.calibration_a), ("b", spec.views_b, spec.calibration_b)):
+        names.update({path: f"views_{side}[{i}]" for i, path in enumerate(views)})
+        if calibration:
+            names[calibration] = f"calibration_{side}"
+    return names
 
 
 def _advanced(progress: Progress, type_: str, event) -> Progress:
