@@ -114,7 +114,11 @@ def test_a_two_view_comparison_runs_on_every_view_and_its_files_are_kept_while_i
         sample, _ = job_sample(spec)
         assert [[v.path for v in ref.views] for ref in sample.videos] == [spec.views_a, spec.views_b]
         assert all(ref.calibration == spec.calibration_a for ref in sample.videos)
-        assert client.get(f"/v1/comparisons/{job['id']}/report").status_code == 200
+        report = client.get(f"/v1/comparisons/{job['id']}/report").text
+        # the user's names of the other views and the calibration, not the stored ones
+        assert "and 1 more view for 3D pose: webm.webm; cameras: Calib.qca.txt" in report
+        assert "and 1 more view for 3D pose: avi.avi; cameras: Calib.qca.txt" in report
+        assert "vid_" not in report and "cal_" not in report
         assert client.delete(f"/v1/calibrations/{calibration}").status_code == 204  # done: no longer in use
         assert client.delete(f"/v1/videos/{views['a']}").status_code == 204
 

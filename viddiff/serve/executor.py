@@ -56,6 +56,17 @@ class JobSpec(BaseModel):
     calibration_a: Optional[str] = None
     calibration_b: Optional[str] = None
     """The calibration of each performance's cameras (set exactly where it has views)."""
+    view_names: tuple[list[str], list[str]] = ([], [])
+    calibration_names: tuple[Optional[str], Optional[str]] = (None, None)
+    """The names the user's files of the views and calibrations had, for the report (like ``video_names``)."""
+
+    def file_names(self) -> dict[str, str]:
+        """The user's names of the views and calibrations, by their paths here (the report shows them)."""
+        names = dict(zip([*self.views_a, *self.views_b], [*self.view_names[0], *self.view_names[1]]))
+        for path, name in zip((self.calibration_a, self.calibration_b), self.calibration_names):
+            if path and name:
+                names[path] = name
+        return names
 
     def files(self) -> list[str]:
         """Every file the job reads: the videos, their views, the calibrations (what must stay while it runs)."""
@@ -143,7 +154,7 @@ async def comparison_events(vd: VidDiff, spec: JobSpec) -> AsyncIterator[Compare
                 if spec.report_path:
                     videos = event.videos or await vd.load_videos(sample)
                     run = PairRun(sample, videos, event.result)
-                    await asyncio.to_thread(_write_report, Path(spec.report_path), run, vd, spec.video_names)
+                    await asyncio.to_thread(_write_report, Path(spec.report_path), run, vd, spec)
             yield view.convert(event)
 
 
@@ -296,8 +307,9 @@ class LocalExecutor(WorkerPool):
         return Ended(spec.job_id, "done")
 
 
-def _write_report(path: Path, run: PairRun, vd: VidDiff, video_names: Optional[tuple[str, str]]) -> None:
+def _write_report(path: Path, run: PairRun, vd: VidDiff, spec: JobSpec) -> None:
     from viddiff.report.pages import write_comparison_report
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_comparison_report(path, run, vd.config, embed_videos=True, video_names=video_names)
+    write_comparison_report(path, run, vd.config, embed_videos=True, video_names=spec.video_names,
+                            file_names=spec.file_names())

@@ -280,6 +280,8 @@ class Service:
                 video_names=(names["a"], names["b"]),
                 views_a=[v.path for v in setups["a"].views], views_b=[v.path for v in setups["b"].views],
                 calibration_a=setups["a"].calibration_path, calibration_b=setups["b"].calibration_path,
+                view_names=([v.filename for v in setups["a"].views], [v.filename for v in setups["b"].views]),
+                calibration_names=(setups["a"].calibration_name, setups["b"].calibration_name),
             )
             stored_id, created = await self.store.add_job(
                 owner, job_id, spec.model_dump(), action=action, mode="closed" if differences else "open",
@@ -514,6 +516,10 @@ class _Setup:
     @property
     def calibration_path(self) -> Optional[str]:
         return self.calibration.path if self.calibration else None
+
+    @property
+    def calibration_name(self) -> Optional[str]:
+        return self.calibration.filename if self.calibration else None
 
 
 def links(job_id: str) -> Links:
