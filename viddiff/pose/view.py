@@ -23,11 +23,24 @@ if TYPE_CHECKING:
 
 THREE_D = "3D world landmarks"
 TWO_D = "2D torso geometry"
+TRIANGULATED = "triangulated 3D from"
+"""How a 3D performance's view starts (:func:`triangulated_method`): its values are the body's own."""
 MIN_FRAMES = 3
 """Fewer frames with a readable torso than this: the view is ``unknown``."""
 FRONT_WITHIN = 30.0
 """|yaw| up to this: ``front``; from 180 minus this: ``back``; within this of ±90: ``side``; else ``oblique``."""
 WORDS = {"front": "the front", "back": "behind", "side": "the side", "oblique": "an angle", "unknown": "an unknown angle"}
+
+
+def triangulated_method(views: int) -> str:
+    """The :attr:`CameraView.method` of a performance triangulated from ``views`` calibrated videos (its yaw is
+    the main camera's)."""
+    return f"{TRIANGULATED} {views} calibrated views"
+
+
+def is_triangulated(view: Optional[CameraView]) -> bool:
+    """Whether a view is a triangulated 3D performance's (:func:`triangulated_method`)."""
+    return view is not None and view.method.startswith(TRIANGULATED)
 
 
 def frame_yaws(track: "PoseTrack", rows: Optional[np.ndarray] = None) -> tuple[np.ndarray, str]:
@@ -101,7 +114,10 @@ def comparable_views(
     and −133°) matched that way gave 9 false a/b of 84 (docs/pose.md, "Mirrors"). For a quantity read against
     the picture's vertical (trunk lean, heights: ``roll``), the body's up directions (:attr:`CameraView.roll_deg`,
     after any quarter turns) must also be within ``tolerance_deg``: a rolled camera tilts them all.
-    ``spec=None``: the yaw alone."""
+    ``spec=None``: the yaw alone. Two triangulated 3D views always compare (their values are the body's own,
+    whatever the cameras); a 3D view against a 2D one follows the rules above, with the 3D side's main camera."""
+    if is_triangulated(a) and is_triangulated(b):
+        return None
     if a.yaw_deg is None or b.yaw_deg is None:
         unknown = [name for name, view in (("A", a), ("B", b)) if view.yaw_deg is None]
         return (
@@ -141,6 +157,8 @@ def faces_plane(view: Optional[CameraView], plane: Optional[str], tolerance_deg:
     """Whether the camera faces a quantity's plane of motion within ``tolerance_deg``, so that its 2D value is the
     body's own: ``sagittal`` (joint angles, lean) from the side, ``frontal`` (widths) from the front or back.
     Front and back are folded together, so a 2D view estimate answers as well as a 3D one."""
+    if is_triangulated(view):
+        return True
     if view is None or view.yaw_deg is None or plane is None:
         return False
     turn = _turn(view.yaw_deg)
@@ -148,7 +166,12 @@ def faces_plane(view: Optional[CameraView], plane: Optional[str], tolerance_deg:
 
 
 def describe_view(view: CameraView) -> str:
-    """The view in words: "filmed from an angle (yaw −40°)", with any quarter turns made to measure it."""
+    """The view in words: "filmed from an angle (yaw −40°)", with any quarter turns made to measure it; a
+    triangulated view says so ("in 3D from 2 calibrated views, the main one from the side (yaw +85°)")."""
+    if is_triangulated(view):
+        views = view.method[len(TRIANGULATED):].strip()
+        main = "" if view.label == "unknown" else f", the main one from {WORDS[view.label]} (yaw {view.yaw_deg:+.0f}°)"
+        return f"in 3D from {views}{main}"
     if view.label == "unknown":
         words = "camera view unknown"
     else:
@@ -161,5 +184,5 @@ def describe_view(view: CameraView) -> str:
 
 __all__ = [
     "circular_median", "comparable_views", "describe_measured", "describe_view", "estimate_view", "faces_plane",
-    "frame_yaws", "view_gap", "view_label",
+    "frame_yaws", "is_triangulated", "triangulated_method", "view_gap", "view_label",
 ]

@@ -1,0 +1,92 @@
+"""Two real calibrated views of one Pose2Sim take (cam01, cam02) made into one 3D performance."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from viddiff.pose.multiview import PerformancePose, triangulate_performance
+from viddiff.pose.skeleton import INDEX
+from viddiff.pose.sync import SyncError, SyncInfo, ViewOffset, motion_offset
+from viddiff.pose.trc import write_trc
+from viddiff.pose.view import comparable_views, describe_view, is_triangulated
+
+
+def cut(track, frames: int):
+    """``track`` as if its video had started ``frames`` frames later (its clock restarts at the first kept frame)."""
+    t = track.times_s[frames:]
+    return replace(track, xy=track.xy[frames:], confidence=track.confidence[frames:], times_s=t - t[0],
+                   frame_indices=track.frame_indices[frames:] - frames)
+
+
+@pytest.fixture(scope="module")
+def performance(two_view_tracks) -> PerformancePose:
+    tracks, cameras = two_view_tracks
+    return triangulate_performance(tracks, cameras, SyncInfo(offsets=(ViewOffset(view=1, offset_s=0.0, uncertainty_s=0.0, method="given"),)))
+
+
+def test_the_body_in_3d_keeps_its_bone_lengths(performance: PerformancePose) -> None:
+    points = performance.points_3d
+    assert np.isfinite(points[:, [INDEX["left_knee"], INDEX["right_hip"]]]).all(-1).mean() > 0.9
+    for a, b in (("left_hip", "left_knee"), ("right_knee", "right_ankle"), ("left_shoulder", "left_elbow")):
+        length = np.linalg.norm(points[:, INDEX[a]] - points[:, INDEX[b]], axis=-1)
+        assert 0.2 < np.nanmedian(length) < 0.6  # metres: an adult's thigh, shin, upper arm
+        assert np.nanstd(length) < 0.03  # a rigid bone, whatever the pose: the two views agree in time and space
+    assert np.nanmedian(performance.error_px) < 10
+
+
+def test_3d_kinematics_use_the_2d_names_and_are_the_bodys_own(performance: PerformancePose, two_view_tracks) -> None:
+    kin = performance.kinematics(min_confidence=0.5)
+    flat = two_view_tracks[0][0].kinematics()
+    assert set(kin.values) == set(flat.values)
+    knee = kin.values["left_knee_angle"]
+    assert np.isfinite(knee).mean() > 0.9 and 60 < np.nanmin(knee) and np.nanmax(knee) <= 180
+    # heights along the world's up (z in the Qualisys world): the wrist below the shoulder when the arm hangs
+    assert performance.up.tolist() == [0.0, 0.0, 1.0]
+    assert kin.xy.shape == flat.xy.shape and (kin.width, kin.height) == (flat.width, flat.height)
+
+
+def test_two_triangulated_views_always_compare(performance: PerformancePose) -> None:
+    view = performance.view()
+    assert is_triangulated(view) and view.yaw_deg is not None
+    other = view.model_copy(update={"yaw_deg": -view.yaw_deg + 120, "label": "back"})
+    assert comparable_views(view, other, tolerance_deg=20) is None
+    assert "in 3D from 2 calibrated views" in describe_view(view)
+
+
+@pytest.mark.parametrize("frames", [0, 12, 30])
+def test_the_offset_of_a_view_that_started_later_is_found(two_view_tracks, frames: int) -> None:
+    (main, extra), (cam_main, cam_extra) = two_view_tracks
+    found = motion_offset(main, cut(extra, frames), cam_main, cam_extra)
+    truth = -frames / 60
+    assert abs(found.offset_s - truth) <= max(2 * found.uncertainty_s, 1 / 60)
+    assert found.uncertainty_s < 0.05 and found.method == "motion"
+
+
+def test_a_still_body_cannot_be_synchronised(two_view_tracks) -> None:
+    (main, extra), (cam_main, cam_extra) = two_view_tracks
+    still = replace(main, xy=np.repeat(main.xy[:1], len(main.xy), axis=0), confidence=np.repeat(main.confidence[:1], len(main.xy), axis=0))
+    other = replace(extra, xy=np.repeat(extra.xy[:1], len(extra.xy), axis=0), confidence=np.repeat(extra.confidence[:1], len(extra.xy), axis=0))
+    with pytest.raises(SyncError, match="not distinct"):
+        motion_offset(still, other, cam_main, cam_extra)
+
+
+def test_trc_parses_back_with_opensim_layout(performance: PerformancePose, tmp_path: Path) -> None:
+    path = write_trc(tmp_path / "take.trc", performance, units="mm")
+    lines = path.read_text().split("\n")
+    assert lines[0].split("\t") == ["PathFileType", "4", "(X/Y/Z)", "take.trc"]
+    header = dict(zip(lines[1].split("\t"), lines[2].split("\t")))
+    assert header["Units"] == "mm" and int(header["NumFrames"]) == len(performance.times_s)
+    assert float(header["DataRate"]) == pytest.approx(60.0)
+    names = lines[3].split("\t")
+    assert names[:3] == ["Frame#", "Time", "nose"] and names[2::3][: int(header["NumMarkers"])][-1] != ""
+    assert lines[4].split("\t")[2:5] == ["X1", "Y1", "Z1"]
+    rows = [line.split("\t") for line in lines[5:] if line]
+    assert len(rows) == len(performance.times_s) and all(len(r) == 2 + 3 * int(header["NumMarkers"]) for r in rows)
+    knee = INDEX["left_knee"]
+    x, y, z = (float(v) for v in rows[10][2 + 3 * knee: 5 + 3 * knee])
+    world = performance.points_3d[10, knee] * 1000
+    assert (x, y, z) == pytest.approx((world[1], world[2], world[0]), abs=1e-3)  # z up becomes OpenSim's y up

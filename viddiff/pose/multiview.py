@@ -1,0 +1,309 @@
+"""One performance filmed by several calibrated cameras (a main video and its extra views): its body in 3D over
+time (:class:`PerformancePose`), from which the same kinematics as one video's are read, but the body's own.
+
+The steps (docs/pose.md, "Two phones (3D)"):
+
+1. each view's 2D keypoints (:func:`viddiff.pose.track.estimate_track`, cached per video);
+2. each extra view's offset in time against the main view (:mod:`viddiff.pose.sync`): given, from the sound, or
+   from the motion; its keypoints are then read at the main view's sample times (linear between its own samples);
+3. left and right labelled alike in every view, per frame and limb group (the labelling whose triangulation
+   reprojects best: one view's estimator may swap sides where another's does not);
+4. confidence-weighted triangulation (:func:`viddiff.pose.triangulation.triangulate`); a view where the joint
+   is unsure (confidence under ``min_confidence``) does not count, a view that reprojects more than
+   ``max_error`` (a share of the main picture's long side) away is left out while two others remain, and a point
+   whose views still disagree is a gap;
+5. a zero-phase Butterworth low-pass over time (:mod:`viddiff.pose.filtering`), as Pose2Sim does.
+
+Its world is the calibration's; "up" is the world axis nearest the cameras' mean up direction (phones stand
+roughly upright; Pose2Sim's and Qualisys' worlds have z up, a checkerboard's world is whatever way it lay).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from viddiff.pose.calibration import Camera, CalibrationError
+from viddiff.pose.facing import circular_median, wrap_degrees
+from viddiff.pose.filtering import CUTOFF_HZ, butterworth
+from viddiff.pose.kinematics import Kinematics
+from viddiff.pose.kinematics3d import compute_kinematics_3d
+from viddiff.pose.skeleton import INDEX, LOWER_LIMBS, SWAP, UPPER_LIMBS
+from viddiff.pose.sync import SyncInfo, ViewOffset, motion_offset
+from viddiff.pose.track import PoseTrack, estimate_track
+from viddiff.pose.triangulation import triangulate
+from viddiff.pose.view import MIN_FRAMES, triangulated_method, view_label
+from viddiff.schema import CameraView, SubjectInfo
+
+if TYPE_CHECKING:
+    from viddiff.cache import Cache
+    from viddiff.pose.estimators import PoseEstimator
+    from viddiff.video import VideoFrames
+
+MIN_CONFIDENCE = 0.3
+"""A view's keypoint under this confidence does not enter the triangulation (Pose2Sim's likelihood threshold)."""
+MAX_ERROR = 0.015
+"""A view reprojecting further than this share of the main picture's long side from its keypoint is left out."""
+GROUPS = [[INDEX[f"{side}_{limb}"] for limb in limbs for side in ("left", "right")] for limbs in (UPPER_LIMBS, LOWER_LIMBS)]
+TRIANGULATION_ERRORS: dict[str, float] = {}
+"""Per quantity, the triangulation and calibration part of a 3D value's interval (see ``bench/pose_3d.py``)."""
+
+
+@dataclass(frozen=True)
+class PerformancePose:
+    """One performance's body in 3D over the main view's samples (the joint axis follows ``skeleton.JOINTS``)."""
+
+    times_s: np.ndarray
+    """(T,) the main view's sample times (its clock)."""
+    frame_indices: np.ndarray
+    """(T,) the main view's source frame indices."""
+    points_3d: np.ndarray
+    """(T, J, 3) world points in metres, filtered; NaN where not triangulated."""
+    confidence: np.ndarray
+    """(T, J) the mean confidence of the views that entered each point; 0 where none."""
+    error_px: np.ndarray
+    """(T, J) RMS reprojection error of each point over the views it used (main-view pixels)."""
+    views_used: np.ndarray
+    """(T, J, C) which views entered each point."""
+    tracks: tuple[PoseTrack, ...]
+    """Each view's 2D track, as estimated (the main view first)."""
+    cameras: tuple[Camera, ...]
+    """Each view's camera, fitted to its frames' size."""
+    sync: SyncInfo
+    up: np.ndarray
+    """(3,) the world's up direction."""
+    triangulation_errors: Mapping[str, float] = field(default_factory=dict)
+    """Per quantity, the triangulation and calibration part of a value's interval (``VideoMeasures``)."""
+
+    @property
+    def main(self) -> PoseTrack:
+        return self.tracks[0]
+
+    @property
+    def estimator(self) -> str:
+        return f"{self.main.estimator}; triangulated from {len(self.tracks)} calibrated views"
+
+    @property
+    def width(self) -> int:
+        return self.main.width
+
+    @property
+    def height(self) -> int:
+        return self.main.height
+
+    @property
+    def subject(self) -> SubjectInfo:
+        return self.main.subject
+
+    @property
+    def pictured(self) -> np.ndarray:
+        """(T, J, 2) the 3D points as the main camera pictures them (pixels)."""
+        return self.cameras[0].project(self.points_3d)
+
+    def kinematics(self, *, min_confidence: float = 0.5, smoothing_frames: int = 3, fix_sides: bool = True) -> Kinematics:
+        """The body's own kinematics under the 2D series names (``smoothing_frames`` is not used: the points are
+        already low-passed)."""
+        del smoothing_frames
+        return compute_kinematics_3d(
+            self.points_3d, self.confidence, self.times_s, self.frame_indices, self.up, pictured=self.pictured,
+            width=self.width, height=self.height, min_confidence=min_confidence, fix_sides=fix_sides,
+            estimated=self.main.estimated,
+        )
+
+    def subject_info(self, kinematics: Optional[Kinematics] = None) -> SubjectInfo:
+        """Who was measured (the main view's choice; every view's measured person is the one triangulated)."""
+        return self.main.subject_info(kinematics)
+
+    def view(self, rows: Optional[np.ndarray] = None) -> CameraView:
+        """The main camera's place relative to the body over ``rows`` (mask or indices; ``None`` = all), marked as
+        a triangulated view: two triangulated views compare whatever their cameras (:func:`viddiff.pose.view.comparable_views`)."""
+        yaw = camera_yaws(self.points_3d, self.up, self.cameras[0].centre)
+        if rows is not None:
+            yaw = yaw[rows]
+        yaw = yaw[np.isfinite(yaw)]
+        method = triangulated_method(len(self.tracks))
+        if len(yaw) < MIN_FRAMES:
+            return CameraView(label="unknown", frames=int(len(yaw)), method=method)
+        middle = circular_median(yaw)
+        q1, q3 = np.percentile(np.abs(wrap_degrees(yaw - middle)), [25, 75])
+        return CameraView(label=view_label(middle), yaw_deg=round(float(middle), 1), spread_deg=round(float(q3 - q1) / 2, 1),
+                          frames=int(len(yaw)), method=method, roll_deg=0.0)
+
+
+def camera_yaws(points: np.ndarray, up: np.ndarray, centre: np.ndarray) -> np.ndarray:
+    """(T,) the yaw of a camera at ``centre`` relative to the body per frame, in :class:`CameraView`'s convention
+    (0: the body faces the camera, +90: its left side towards it); NaN where hips or shoulders are missing."""
+    left = (points[:, INDEX["left_hip"]] + points[:, INDEX["left_shoulder"]]) / 2
+    right = (points[:, INDEX["right_hip"]] + points[:, INDEX["right_shoulder"]]) / 2
+    across = left - right
+    across = across - np.outer(across @ up, up)
+    forward = np.cross(across, up)
+    towards = centre - (left + right) / 2
+    return np.degrees(np.arctan2(np.sum(towards * across, axis=-1) / np.linalg.norm(across, axis=-1),
+                                 np.sum(towards * forward, axis=-1) / np.linalg.norm(forward, axis=-1)))
+
+
+def world_up(cameras: Sequence[Camera]) -> np.ndarray:
+    """(3,) the world axis (±x, ±y or ±z) nearest the cameras' mean up direction (a camera's up is its −y)."""
+    mean = np.mean([-camera.rotation[1] for camera in cameras], axis=0)
+    axis = int(np.argmax(np.abs(mean)))
+    out = np.zeros(3)
+    out[axis] = np.sign(mean[axis])
+    return out
+
+
+def estimate_performance(
+    views: Sequence["VideoFrames"],
+    cameras: Sequence[Camera],
+    estimator: "PoseEstimator",
+    cache: Optional["Cache"] = None,
+    subject: str = "auto",
+    *,
+    offsets: Optional[Sequence[float]] = None,
+    sources: Optional[Sequence[Union[str, "object"]]] = None,
+    max_offset_s: Optional[float] = None,
+    triangulation_errors: Optional[Mapping[str, float]] = None,
+) -> PerformancePose:
+    """The performance's 3D body from its views (the main video first) and their cameras, in the same order.
+
+    ``offsets``: each extra view's offset in seconds when known (else found: from the sound when ``sources``,
+    the video files, all have an audio track, otherwise from the motion; :mod:`viddiff.pose.sync`)."""
+    if len(views) < 2:
+        raise CalibrationError("a 3D performance needs at least two views")
+    if len(cameras) != len(views):
+        raise CalibrationError(f"{len(views)} videos need {len(views)} calibrated cameras; the calibration has {len(cameras)}")
+    tracks = [estimate_track(view, estimator, cache, subject) for view in views]
+    fitted = [camera.fitted_to(track.width, track.height) for camera, track in zip(cameras, tracks)]
+    sync = synchronise(tracks, fitted, views, offsets=offsets, sources=sources, max_offset_s=max_offset_s)
+    return triangulate_performance(tracks, fitted, sync, triangulation_errors=triangulation_errors)
+
+
+def synchronise(
+    tracks: Sequence[PoseTrack], cameras: Sequence[Camera], views: Sequence["VideoFrames"], *, offsets: Optional[Sequence[float]] = None,
+    sources: Optional[Sequence[object]] = None, max_offset_s: Optional[float] = None,
+) -> SyncInfo:
+    """The extra views' offsets: given, else from the sound where every source has it, else from the motion."""
+    if offsets is not None:
+        if len(offsets) != len(tracks) - 1:
+            raise ValueError(f"{len(tracks) - 1} extra views need {len(tracks) - 1} offsets, got {len(offsets)}")
+        return SyncInfo(offsets=tuple(ViewOffset(view=v, offset_s=float(o), uncertainty_s=0.0, method="given")
+                                      for v, o in enumerate(offsets, start=1)))
+    if sources is not None:
+        from viddiff.pose.sync import audio_offset, has_audio
+
+        if all(has_audio(str(s)) for s in sources):
+            starts = [float(view.offset_s) for view in views]
+            found = []
+            for v in range(1, len(sources)):
+                o = audio_offset(str(sources[0]), str(sources[v]), view=v, max_offset_s=max_offset_s)
+                found.append(o.model_copy(update={"offset_s": round(o.offset_s + starts[0] - starts[v], 6)}))
+            return SyncInfo(offsets=tuple(found))
+    return SyncInfo(offsets=tuple(
+        motion_offset(tracks[0], tracks[v], cameras[0], cameras[v], view=v, max_offset_s=max_offset_s)
+        for v in range(1, len(tracks))
+    ))
+
+
+def triangulate_performance(
+    tracks: Sequence[PoseTrack], cameras: Sequence[Camera], sync: SyncInfo, *, min_confidence: float = MIN_CONFIDENCE,
+    max_error: float = MAX_ERROR, cutoff_hz: float = CUTOFF_HZ, triangulation_errors: Optional[Mapping[str, float]] = None,
+) -> PerformancePose:
+    """Steps 3–5 of the module docstring on tracks already estimated and views already synchronised."""
+    main = tracks[0]
+    times = main.times_s
+    offsets = {o.view: o.offset_s for o in sync.offsets}
+    xy, conf = [main.xy], [main.confidence]
+    for v, track in enumerate(tracks[1:], start=1):
+        p, c = resample_track(track, times + offsets.get(v, 0.0))
+        xy.append(p)
+        conf.append(c)
+    pixels, confidence = np.stack(xy), np.stack(conf)
+    pixels = label_alike(cameras, pixels, confidence, min_confidence)
+    max_px = max_error * max(main.width, main.height)
+    tri = triangulate(cameras, pixels, confidence, min_confidence=min_confidence, min_views=2, max_error_px=max_px)
+    bad = ~(tri.error_px <= max_px)
+    points = np.where(bad[..., None], np.nan, tri.points)
+    used = tri.views & ~bad[..., None]
+    with np.errstate(invalid="ignore"):
+        mean_conf = np.where(used.any(-1), np.sum(np.moveaxis(confidence, 0, -1) * used, axis=-1) / used.sum(-1), 0.0)
+    return PerformancePose(
+        times_s=times, frame_indices=main.frame_indices, points_3d=butterworth(points, times, cutoff_hz),
+        confidence=np.nan_to_num(mean_conf), error_px=np.where(bad, np.nan, tri.error_px), views_used=used,
+        tracks=tuple(tracks), cameras=tuple(cameras), sync=sync, up=world_up(cameras),
+        triangulation_errors=dict(TRIANGULATION_ERRORS if triangulation_errors is None else triangulation_errors),
+    )
+
+
+def resample_track(track: PoseTrack, at_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(len(at_s), J, 2) pixels and (len(at_s), J) confidence of ``track`` at the times ``at_s`` on its clock:
+    linear between its two nearest samples (the lower confidence of the two); nothing outside its span or next
+    to a missing sample."""
+    times = track.times_s
+    right = np.clip(np.searchsorted(times, at_s), 1, len(times) - 1)
+    left = right - 1
+    span = times[right] - times[left]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w = np.where(span > 0, (at_s - times[left]) / span, 0.0)
+    inside = (at_s >= times[0] - 1e-9) & (at_s <= times[-1] + 1e-9)
+    w = np.clip(w, 0.0, 1.0)[:, None, None]
+    xy = (1 - w) * track.xy[left] + w * track.xy[right]
+    confidence = np.minimum(track.confidence[left], track.confidence[right])
+    ok = inside[:, None] & np.isfinite(xy).all(-1)
+    return np.where(ok[..., None], xy, np.nan), np.where(ok, confidence, 0.0)
+
+
+def label_alike(cameras: Sequence[Camera], pixels: np.ndarray, confidence: np.ndarray, min_confidence: float) -> np.ndarray:
+    """(C, T, J, 2) ``pixels`` with each extra view's left/right labels per frame and limb group set to the
+    labelling (against the main view's) whose triangulation reprojects best (median over the group's joints)."""
+    n_cams, n_frames = pixels.shape[:2]
+    out = pixels.copy()
+    choices = list(itertools.product((False, True), repeat=n_cams - 1))
+    for group in GROUPS:
+        costs = np.full((len(choices), n_frames), np.inf)
+        for k, flips in enumerate(choices):
+            px = np.stack([pixels[0]] + [pixels[c][:, SWAP] if f else pixels[c] for c, f in enumerate(flips, start=1)])
+            cf = np.stack([confidence[0]] + [confidence[c][:, SWAP] if f else confidence[c] for c, f in enumerate(flips, start=1)])
+            errors = _fast_errors(cameras, px[:, :, group], cf[:, :, group], min_confidence)
+            with np.errstate(all="ignore"):
+                median = np.nanmedian(np.where(np.isfinite(errors), errors, np.nan), axis=1)
+            costs[k] = np.where(np.isfinite(median), median, np.inf)
+        best = np.argmin(costs, axis=0)
+        for k, flips in enumerate(choices):
+            rows = np.flatnonzero((best == k) & np.isfinite(costs[k]))
+            for c, f in enumerate(flips, start=1):
+                if f and len(rows):
+                    out[c][np.ix_(rows, group)] = pixels[c][rows][:, SWAP][:, group]
+    return out
+
+
+def _fast_errors(cameras: Sequence[Camera], pixels: np.ndarray, confidence: np.ndarray, min_confidence: float) -> np.ndarray:
+    """(T, G) worst reprojection error of an unweighted all-view DLT per point (NaN where a view misses it): a
+    quick score for choosing labels, not the measurement."""
+    n_cams = len(cameras)
+    rays = np.stack([cam.normalised(pixels[c]) for c, cam in enumerate(cameras)])  # (C, T, G, 2)
+    seen = (confidence >= min_confidence) & np.isfinite(rays).all(-1)
+    projections = np.stack([cam.projection() for cam in cameras])  # (C, 3, 4)
+    rows = []
+    for c in range(n_cams):
+        p = projections[c]
+        x, y = rays[c, ..., 0:1], rays[c, ..., 1:2]
+        rows += [x * p[2] - p[0], y * p[2] - p[1]]
+    a = np.stack(rows, axis=-2)  # (T, G, 2C, 4)
+    ok = seen.all(axis=0)
+    a = np.where(ok[..., None, None], np.nan_to_num(a), 0.0)
+    a[~ok] = np.eye(2 * n_cams, 4)
+    _, _, vt = np.linalg.svd(a)
+    h = vt[..., -1, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        points = h[..., :3] / h[..., 3:4]
+    errors = np.stack([np.linalg.norm(cam.project(points) - pixels[c], axis=-1) for c, cam in enumerate(cameras)])
+    return np.where(ok, errors.max(axis=0), np.nan)
+
+
+__all__ = [
+    "MAX_ERROR", "MIN_CONFIDENCE", "PerformancePose", "TRIANGULATION_ERRORS", "camera_yaws", "estimate_performance",
+    "label_alike", "resample_track", "synchronise", "triangulate_performance", "world_up",
+]
