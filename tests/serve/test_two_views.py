@@ -62,11 +62,12 @@ def test_a_calibration_is_judged_by_its_content_and_says_its_cameras(served, cal
         prose = tmp_path / "notes.toml"
         prose.write_text("these are my camera notes, not a calibration\n")
         refused = upload_calibration(client, prose)
-        assert refused.status_code == 422 and "nor valid TOML" in refused.json()["detail"], refused.text
+        assert refused.status_code == 422 and "is not a TOML file" in refused.json()["detail"], refused.text
+        assert str(served.data_dir) not in refused.json()["detail"]
         no_camera = tmp_path / "empty.qca.txt"
         no_camera.write_text("<?xml version='1.0'?><calibration><cameras></cameras></calibration>")
         refused = upload_calibration(client, no_camera)
-        assert refused.status_code == 422 and "no cameras" in refused.json()["detail"], refused.text
+        assert refused.status_code == 422 and "describes no cameras" in refused.json()["detail"], refused.text
         huge = tmp_path / "huge.toml"
         huge.write_text("# padding\n" * 3000)
         refused = upload_calibration(client, huge)

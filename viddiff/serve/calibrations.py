@@ -8,23 +8,14 @@ and the stored file keeps the suffix its reader goes by.
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from viddiff.pose.calibration import parse_qca
+from viddiff.pose.setup import read_cameras
 from viddiff.serve.errors import ApiError
 
 CalibrationFormat = Literal["toml", "qca"]
 SUFFIXES: dict[CalibrationFormat, str] = {"toml": ".toml", "qca": ".qca.txt"}
-
-
-@dataclass(frozen=True)
-class CalibrationClaims:
-    format: CalibrationFormat
-    cameras: int
-    """How many cameras it holds: the main video and then each view of a performance, in that order."""
 
 
 def looks_like_text(head: bytes) -> bool:
@@ -42,40 +33,25 @@ def not_text(label: str) -> ApiError:
     return ApiError(415, f"{label}: not a text file; send a calibration as a Pose2Sim .toml or a Qualisys .qca.txt")
 
 
-def check_calibration(path: Path, label: str, max_bytes: int) -> CalibrationClaims:
-    """The format and camera count of an uploaded calibration; 413 over ``max_bytes``, 415 for no text, 422 for
-    text that holds no cameras (the reader's own words, naming what is wrong)."""
+def calibration_format(path: Path, label: str, max_bytes: int) -> CalibrationFormat:
+    """An uploaded calibration's format, judged by its content: 413 over ``max_bytes``, 415 for no text."""
     size = path.stat().st_size
     if size > max_bytes:
         raise ApiError(413, f"{label}: {size} bytes, more than serve.max_calibration_bytes = {max_bytes}")
-    data = path.read_bytes()
     try:
-        text = data.decode("utf-8-sig")
+        text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError:
         raise not_text(label) from None
     if "\x00" in text:
         raise not_text(label)
-    fmt: CalibrationFormat = "qca" if text.lstrip().startswith("<") else "toml"
-    try:
-        cameras = _read_cameras(text, fmt)
-    except ValueError as exc:
-        raise ApiError(422, f"{label}: {exc}") from None
-    if not cameras:
-        raise ApiError(422, f"{label}: no camera in it")
-    return CalibrationClaims(format=fmt, cameras=cameras)
+    return "qca" if text.lstrip().startswith("<") else "toml"
 
 
-def _read_cameras(text: str, fmt: CalibrationFormat) -> int:
-    if fmt == "qca":
-        return len(parse_qca(text, "the file"))
+def count_cameras(path: Path, label: str) -> int:
+    """How many cameras the pose wing's reader finds in a calibration kept under the suffix of its format; 422
+    in the reader's words (naming the field, not the file on the server) where it finds none."""
     try:
-        tables = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"neither a Qualisys .qca.txt (XML) nor valid TOML ({exc})") from None
-    needed = ("matrix", "distortions", "rotation", "translation")
-    cameras = [v for k, v in tables.items() if k != "metadata" and isinstance(v, dict)]
-    for camera in cameras:
-        missing = [key for key in needed if key not in camera]
-        if missing:
-            raise ValueError(f"camera {camera.get('name', '?')!r} has no {', '.join(missing)}")
-    return len(cameras)
+        return len(read_cameras(path))
+    except (ValueError, TypeError) as exc:  # CalibrationError is a ValueError; numbers of the wrong kind too
+        text = str(exc).replace(f"{path}, ", "").replace(f"{path}: ", "").replace(str(path), "the file")
+        raise ApiError(422, f"{label}: {text}") from None

@@ -22,7 +22,7 @@ from viddiff.api import ComparisonResult, DifferenceResult, ResultEvent, build_s
 from viddiff.config import Config
 from viddiff.errors import ViddiffError
 from viddiff.serve import job_log
-from viddiff.serve.calibrations import SUFFIXES, check_calibration
+from viddiff.serve.calibrations import SUFFIXES, calibration_format, count_cameras
 from viddiff.serve.errors import ApiError, without_paths
 from viddiff.serve.executor import Emitted, Ended, Executor, JobSpec, JobUpdate, Started
 from viddiff.serve.jobs import CalibrationRow, JobRow, JobStore, QueueFull, VideoGone, VideoRow, new_id
@@ -190,18 +190,17 @@ class Service:
     async def add_calibration(self, owner: str, upload: UploadedFile) -> CalibrationRow:
         """Check an uploaded calibration (text, within the size limit, cameras in it), keep it under
         ``calibrations/`` with the suffix its format has, and store its row (or neither)."""
-        limit = self.limits.max_calibration_bytes
-        claims = await asyncio.to_thread(check_calibration, upload.path, "calibration", limit)
+        fmt = await asyncio.to_thread(calibration_format, upload.path, "calibration", self.limits.max_calibration_bytes)
         calibration_id = new_id("cal")
-        path = move_into(upload, self.data_dir / "calibrations" / f"{calibration_id}{SUFFIXES[claims.format]}")
-        row = CalibrationRow(
-            id=calibration_id, owner=owner, path=str(path), filename=upload.filename, bytes=upload.bytes,
-            format=claims.format, cameras=claims.cameras, created_at=time.time(),
-        )
+        path = move_into(upload, self.data_dir / "calibrations" / f"{calibration_id}{SUFFIXES[fmt]}")  # the reader's cue
         try:
+            row = CalibrationRow(
+                id=calibration_id, owner=owner, path=str(path), filename=upload.filename, bytes=upload.bytes, format=fmt,
+                cameras=await asyncio.to_thread(count_cameras, path, "calibration"), created_at=time.time(),
+            )
             await self.store.add_calibration(row)
         except BaseException:
-            path.unlink(missing_ok=True)
+            path.unlink(missing_ok=True)  # never a file without a row
             raise
         return row
 
