@@ -14,7 +14,6 @@ import math
 import os
 import shutil
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Union
 
@@ -31,6 +30,7 @@ from viddiff.serve.limits import RateLimiter, check_video
 from viddiff.serve.metrics import ServiceMetrics
 from viddiff.serve.models import Calibration, Comparison, Links, Video
 from viddiff.serve.readiness import Readiness
+from viddiff.serve.setups import side_setup
 from viddiff.serve.states import FINISHED, Progress, Webhook
 from viddiff.serve.store_thread import AsyncJobStore, StoreBusy
 from viddiff.serve.uploads import Form, UploadedFile, move_into
@@ -257,7 +257,12 @@ class Service:
         pose, report = _bool_field(form, "pose"), _bool_field(form, "report")
         callback_url = await self._callback_url(owner, form.text("callback_url"))
         sources = {side: await self._video_source(owner, form, side) for side in ("a", "b")}
-        setups = {side: await self._views(owner, form, side, pose) for side in ("a", "b")}
+        setups = {
+            side: await side_setup(form, side, pose=pose, most=self.limits.max_views_per_side,
+                                   video=lambda video_id: self.video(owner, video_id),
+                                   calibration=lambda calibration_id: self.calibration(owner, calibration_id))
+            for side in ("a", "b")
+        }
         job_id = new_id("cmp")
         try:  # the Python API's own checks and words, before any video is kept (the paths are not opened)
             build_sample("a.mp4", "b.mp4", action, differences=differences, n_differences=n_differences)
@@ -347,36 +352,6 @@ class Service:
         if f"video_{side}" in form.fields:
             raise ApiError(422, f"video_{side} must be a file (curl: -F video_{side}=@{side}.mp4)")
         raise ApiError(422, f"video_{side} is missing: send a file, or video_{side}_id of a video uploaded before")
-
-    async def _views(self, owner: str, form: Form, side: str, pose: bool) -> "_Setup":
-        """The other cameras' videos of side ``side`` (``views_{side}``: ids of uploaded videos) and their
-        calibration (``calibration_{side}_id``), checked against each other and ``serve.max_views_per_side``."""
-        ids = [v.strip() for v in form.fields.get(f"views_{side}", []) if v.strip()]
-        calibration_id = (form.text(f"calibration_{side}_id") or "").strip()
-        if not ids and not calibration_id:
-            return _Setup()
-        if not ids:
-            raise ApiError(422, f"calibration_{side}_id is given but no views_{side}: a calibration goes with the "
-                           f"other cameras' videos of the same take (views_{side}, ids from POST /v1/videos)")
-        if not calibration_id:
-            raise ApiError(422, f"views_{side} need calibration_{side}_id: where each camera stood (upload a Pose2Sim "
-                           "TOML or a Qualisys .qca.txt with POST /v1/calibrations)")
-        if not pose:
-            raise ApiError(422, f"views_{side} are used only to measure body pose in 3D: set pose=true, or leave them out")
-        most = self.limits.max_views_per_side
-        if 1 + len(ids) > most:
-            raise ApiError(422, f"video {side.upper()} has {1 + len(ids)} views (its video and {len(ids)} in views_{side}); "
-                           f"at most serve.max_views_per_side = {most}")
-        main = form.text(f"video_{side}_id")
-        if len(set(ids)) < len(ids) or (main and main.strip() in ids):
-            raise ApiError(422, f"views_{side} names a video twice (or video_{side}_id again): each view is another camera")
-        views = [await self.video(owner, video_id) for video_id in ids]
-        calibration = await self.calibration(owner, calibration_id)
-        if calibration.cameras != 1 + len(views):
-            raise ApiError(422, f"calibration_{side}_id {calibration_id!r} holds {calibration.cameras} cameras, but video "
-                           f"{side.upper()} has {1 + len(views)} views (video_{side} and {len(views)} in views_{side}): "
-                           "give one video per camera, in the calibration's order")
-        return _Setup(views=views, calibration=calibration)
 
     async def job(self, owner: str, job_id: str) -> JobRow:
         row = await self.store.job(job_id, owner)
@@ -503,22 +478,6 @@ class Service:
                 await self.store.delete_calibration(calibration.id)
                 gone += 1
         return gone
-
-
-@dataclass(frozen=True)
-class _Setup:
-    """One side's other views and their calibration, as the comparison form named them."""
-
-    views: list[VideoRow] = field(default_factory=list)
-    calibration: Optional[CalibrationRow] = None
-
-    @property
-    def calibration_path(self) -> Optional[str]:
-        return self.calibration.path if self.calibration else None
-
-    @property
-    def calibration_name(self) -> Optional[str]:
-        return self.calibration.filename if self.calibration else None
 
 
 def links(job_id: str) -> Links:
