@@ -22,6 +22,7 @@ from viddiff.config import Config
 from viddiff.errors import VideoError, ViddiffError
 from viddiff.methods.events import Judged, Localized, Proposed, SampleEvent
 from viddiff.methods.viddiff import VidDiffMethod
+from viddiff.pose.performance_input import performance_cameras
 from viddiff.report.standins import localised_with_clip, model_roles, note_lines, stand_in_views
 from viddiff.report.views import StandInView
 from viddiff.schema import (
@@ -30,6 +31,11 @@ from viddiff.schema import (
 )
 
 R = TypeVar("R")
+PathLike = Union[str, Path]
+VideoInput = Union[PathLike, Sequence[PathLike]]
+"""One side of a comparison: a video (a path), or one performance filmed by several calibrated cameras (a list of
+paths, the main video first; its calibration comes with ``calibration=`` or ``calibration_a=``/``calibration_b=``).
+The method's own frames come from the main video; the other views feed the body-pose evidence in 3D."""
 MAX_ACTION_CHARS = 2000
 MAX_DIFFERENCES = 50
 """Most differences one comparison may check or propose: each costs a VLM call, so a runaway list
@@ -161,14 +167,17 @@ class VidDiff(VidDiffMethod):
 
     async def astream(
         self,
-        video_a: Union[str, Path],
-        video_b: Union[str, Path],
+        video_a: VideoInput,
+        video_b: VideoInput,
         action: str,
         *,
         differences: Optional[Sequence[Union[str, Difference]]] = None,
         n_differences: Optional[int] = None,
         fps: Optional[float] = None,
         fps_original: Optional[float] = None,
+        calibration: Optional[PathLike] = None,
+        calibration_a: Optional[PathLike] = None,
+        calibration_b: Optional[PathLike] = None,
     ) -> AsyncIterator[CompareEvent]:
         """``acompare`` as it happens: a :class:`ProposalEvent`, a :class:`SegmentationEvent`, a
         :class:`VerdictEvent` per difference the moment it is decided, then the :class:`ResultEvent`.
@@ -176,7 +185,8 @@ class VidDiff(VidDiffMethod):
         Stop iterating (or cancel the task) and the model calls still in flight are cancelled, none more made.
         """
         sample, mode = build_sample(
-            video_a, video_b, action, differences=differences, n_differences=n_differences, fps_original=fps_original
+            video_a, video_b, action, differences=differences, n_differences=n_differences, fps_original=fps_original,
+            calibration=calibration, calibration_a=calibration_a, calibration_b=calibration_b,
         )
         view = EventView(action, self.stand_in_notes)
         events = self.aevents(sample, mode, fps=fps)
@@ -191,18 +201,22 @@ class VidDiff(VidDiffMethod):
 
     async def acompare(
         self,
-        video_a: Union[str, Path],
-        video_b: Union[str, Path],
+        video_a: VideoInput,
+        video_b: VideoInput,
         action: str,
         *,
         differences: Optional[Sequence[Union[str, Difference]]] = None,
         n_differences: Optional[int] = None,
         fps: Optional[float] = None,
         fps_original: Optional[float] = None,
+        calibration: Optional[PathLike] = None,
+        calibration_a: Optional[PathLike] = None,
+        calibration_b: Optional[PathLike] = None,
     ) -> ComparisonResult:
         """Compare two videos. Give ``differences`` (closed mode) or ``n_differences`` (open mode)."""
         sample, mode = build_sample(
-            video_a, video_b, action, differences=differences, n_differences=n_differences, fps_original=fps_original
+            video_a, video_b, action, differences=differences, n_differences=n_differences, fps_original=fps_original,
+            calibration=calibration, calibration_a=calibration_a, calibration_b=calibration_b,
         )
         run = await self.arun_pair(sample, mode, fps=fps)
         return to_comparison(run.result, action, self.stand_in_notes(run.result))
@@ -213,13 +227,16 @@ class VidDiff(VidDiffMethod):
 
     async def adescribe(
         self,
-        video_a: Union[str, Path],
-        video_b: Union[str, Path],
+        video_a: VideoInput,
+        video_b: VideoInput,
         *,
         action: str = "",
         n_differences: Optional[int] = None,
         fps: Optional[float] = None,
         fps_original: Optional[float] = None,
+        calibration: Optional[PathLike] = None,
+        calibration_a: Optional[PathLike] = None,
+        calibration_b: Optional[PathLike] = None,
     ) -> ComparisonResult:
         """Describe how two videos are alike and how they differ along the seven dimensions of ``viddiff.schema.DIMENSIONS``
         (subject, style, background, camera, motion, position, playback): ``result.description``.
@@ -227,7 +244,10 @@ class VidDiff(VidDiffMethod):
         ``action`` is optional context; ``n_differences`` (candidates to verify) defaults to ``proposer.describe_n_differences``.
         """
         n = self.config.proposer.describe_n_differences if n_differences is None else n_differences
-        sample = build_describe_sample(video_a, video_b, action, n, fps_original=fps_original)
+        sample = build_describe_sample(
+            video_a, video_b, action, n, fps_original=fps_original,
+            calibration=calibration, calibration_a=calibration_a, calibration_b=calibration_b,
+        )
         run = await self.arun_pair(sample, "describe", fps=fps)
         return to_comparison(run.result, sample.action_description, self.stand_in_notes(run.result))
 
@@ -260,13 +280,16 @@ class VidDiff(VidDiffMethod):
 
 
 def build_sample(
-    video_a: Union[str, Path],
-    video_b: Union[str, Path],
+    video_a: VideoInput,
+    video_b: VideoInput,
     action: str,
     *,
     differences: Optional[Sequence[Union[str, Difference]]] = None,
     n_differences: Optional[int] = None,
     fps_original: Optional[float] = None,
+    calibration: Optional[PathLike] = None,
+    calibration_a: Optional[PathLike] = None,
+    calibration_b: Optional[PathLike] = None,
 ) -> tuple[Sample, Mode]:
     """Validate ``compare`` arguments into a one-off ``Sample`` (custom domain)."""
     action = _checked_action(action)
@@ -304,7 +327,7 @@ def build_sample(
         action_description=action,
         split="custom",
         domain="custom",
-        videos=_video_refs(video_a, video_b, fps_original),
+        videos=_video_refs(video_a, video_b, fps_original, calibration, calibration_a, calibration_b),
         differences=diffs,
         n_differences_open=n_differences or 0,
     )
@@ -312,12 +335,15 @@ def build_sample(
 
 
 def build_describe_sample(
-    video_a: Union[str, Path],
-    video_b: Union[str, Path],
+    video_a: VideoInput,
+    video_b: VideoInput,
     action: str,
     n_differences: int,
     *,
     fps_original: Optional[float] = None,
+    calibration: Optional[PathLike] = None,
+    calibration_a: Optional[PathLike] = None,
+    calibration_b: Optional[PathLike] = None,
 ) -> Sample:
     """Validate ``describe`` arguments into a one-off ``Sample``; unlike ``compare``, the action may be empty."""
     action = _checked_action(action)
@@ -329,7 +355,7 @@ def build_describe_sample(
         action_description=action,
         split="custom",
         domain="custom",
-        videos=_video_refs(video_a, video_b, fps_original),
+        videos=_video_refs(video_a, video_b, fps_original, calibration, calibration_a, calibration_b),
         n_differences_open=n_differences,
     )
 
@@ -349,12 +375,51 @@ def _check_n_differences(n_differences: int) -> None:
 
 
 def _video_refs(
-    video_a: Union[str, Path], video_b: Union[str, Path], fps_original: Optional[float]
+    video_a: VideoInput, video_b: VideoInput, fps_original: Optional[float], calibration: Optional[PathLike],
+    calibration_a: Optional[PathLike], calibration_b: Optional[PathLike],
 ) -> tuple[VideoRef, VideoRef]:
-    return tuple(
-        VideoRef(path=_resolved_video_path(p, which), fps_original=fps_original)
-        for p, which in ((video_a, "A"), (video_b, "B"))
+    """Both sides' references. A side given as several videos is one performance with its calibration
+    (``calibration_a``/``_b``, else the shared ``calibration``), checked now (files, one camera per video) so a
+    wrong input fails before any model call."""
+    if calibration is not None and (calibration_a is not None or calibration_b is not None):
+        raise ViddiffError("give calibration (both sides) or calibration_a / calibration_b, not both")
+    sides = (("A", _video_paths(video_a, "A"), calibration_a), ("B", _video_paths(video_b, "B"), calibration_b))
+    if calibration is not None and all(len(paths) == 1 for _, paths, _ in sides):
+        raise ViddiffError(
+            "a calibration is for a side filmed by several cameras: give that side as a list of videos, main video first"
+        )
+    for which, paths, own in sides:
+        if own is not None and len(paths) == 1:
+            raise ViddiffError(f"calibration_{which.lower()} is for several videos of side {which}, but it is one video")
+    a, b = (_video_ref(paths, which, fps_original, calibration if own is None else own) for which, paths, own in sides)
+    return a, b
+
+
+def _video_paths(video: VideoInput, which: str) -> list[str]:
+    paths = [video] if isinstance(video, (str, Path)) else list(video)
+    if not paths:
+        raise VideoError(f"video {which} is an empty list: give a path, or the paths of one take from several cameras")
+    return [_resolved_video_path(path, which) for path in paths]
+
+
+def _video_ref(
+    paths: list[str], which: str, fps_original: Optional[float], calibration: Optional[PathLike]
+) -> VideoRef:
+    """One side: one path stays one view; several are the main video, then the other cameras' videos."""
+    if len(paths) == 1:
+        return VideoRef(path=paths[0], fps_original=fps_original)
+    if calibration is None:
+        raise ViddiffError(
+            f"video {which} is {len(paths)} videos, but no calibration says where their cameras stand: give a "
+            "calibration (a Pose2Sim .toml or a Qualisys .qca.txt; see the Body pose page of the docs)"
+        )
+    ref = VideoRef(
+        path=paths[0], fps_original=fps_original,
+        views=tuple(VideoRef(path=path, fps_original=fps_original) for path in paths[1:]),
+        calibration=str(Path(calibration).expanduser().absolute()),
     )
+    performance_cameras(ref, f"video {which}")
+    return ref
 
 
 def _resolved_video_path(path: Union[str, Path], which: str) -> str:
@@ -416,8 +481,8 @@ def to_comparison(result: SampleResult, action: str, stand_ins: Sequence[str] = 
 
 
 def compare(
-    video_a: Union[str, Path],
-    video_b: Union[str, Path],
+    video_a: VideoInput,
+    video_b: VideoInput,
     action: str,
     *,
     differences: Optional[Sequence[Union[str, Difference]]] = None,
@@ -425,37 +490,47 @@ def compare(
     config: Optional[Config] = None,
     fps: Optional[float] = None,
     fps_original: Optional[float] = None,
+    calibration: Optional[PathLike] = None,
+    calibration_a: Optional[PathLike] = None,
+    calibration_b: Optional[PathLike] = None,
 ) -> ComparisonResult:
     """One-shot comparison (loads models, compares, closes). Reuse ``VidDiff`` for many calls.
 
     ``fps_original`` is needed only for directories of frame images (files carry their frame rate).
+    A side may be a list of videos of one take from several calibrated cameras, main video first, with
+    ``calibration`` (one setup for both sides) or ``calibration_a``/``calibration_b``: its body-pose evidence is
+    then measured in 3D (docs/pose.md), while the method's own frames come from the main video.
     """
 
     return run_once(
         config,
         lambda vd: vd.acompare(
             video_a, video_b, action, differences=differences, n_differences=n_differences, fps=fps,
-            fps_original=fps_original,
+            fps_original=fps_original, calibration=calibration, calibration_a=calibration_a, calibration_b=calibration_b,
         ),
     )
 
 
 def describe(
-    video_a: Union[str, Path],
-    video_b: Union[str, Path],
+    video_a: VideoInput,
+    video_b: VideoInput,
     *,
     action: str = "",
     n_differences: Optional[int] = None,
     config: Optional[Config] = None,
     fps: Optional[float] = None,
     fps_original: Optional[float] = None,
+    calibration: Optional[PathLike] = None,
+    calibration_a: Optional[PathLike] = None,
+    calibration_b: Optional[PathLike] = None,
 ) -> ComparisonResult:
     """One-shot description of similarities and differences (``result.description``)."""
 
     return run_once(
         config,
         lambda vd: vd.adescribe(
-            video_a, video_b, action=action, n_differences=n_differences, fps=fps, fps_original=fps_original
+            video_a, video_b, action=action, n_differences=n_differences, fps=fps, fps_original=fps_original,
+            calibration=calibration, calibration_a=calibration_a, calibration_b=calibration_b,
         ),
     )
 

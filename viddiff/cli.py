@@ -202,10 +202,32 @@ def _add_compare(sub: "argparse._SubParsersAction", flags: list[argparse.Argumen
             "viddiff compare a.mp4 b.mp4 --action 'barbell back squat' --difference 'the squat is deeper'",
             "viddiff compare a.mp4 b.mp4 --action 'tennis serve' --n-differences 6 --json",
             "viddiff compare a.mp4 b.mp4 --describe --report comparison.html",
+            "viddiff compare --a a_front.mp4 --a a_side.mp4 --b b_front.mp4 --b b_side.mp4 --calibration setup.toml "
+            "--action 'barbell back squat' --pose --difference 'the squat is deeper'",
         ),
     )
-    cmp_.add_argument("video_a", help="video A: a video file (.mp4, .mov, .webm, ...) or a directory of frame images")
-    cmp_.add_argument("video_b", help="video B, the same kinds as video A")
+    cmp_.add_argument(
+        "video_a", nargs="?", help="video A: a video file (.mp4, .mov, .webm, ...) or a directory of frame images"
+    )
+    cmp_.add_argument("video_b", nargs="?", help="video B, the same kinds as video A")
+    cmp_.add_argument(
+        "--a", dest="videos_a", action="append", metavar="VIDEO",
+        help="video A, repeatable instead of the positional VIDEO_A: several videos of one take from calibrated "
+        "cameras, the main video first; the body-pose evidence (--pose) is then measured in 3D, the rest of the "
+        "method reads the main video (default: none)",
+    )
+    cmp_.add_argument("--b", dest="videos_b", action="append", metavar="VIDEO", help="video B, as --a (default: none)")
+    cmp_.add_argument(
+        "--calibration", metavar="FILE",
+        help="where the cameras of a side with several videos stand, one camera per video in their order: a "
+        "Pose2Sim .toml or a Qualisys .qca.txt; one setup for both sides (default: none)",
+    )
+    cmp_.add_argument(
+        "--calibration-a", metavar="FILE", help="the calibration of video A's cameras alone (default: none)"
+    )
+    cmp_.add_argument(
+        "--calibration-b", metavar="FILE", help="the calibration of video B's cameras alone (default: none)"
+    )
     cmp_.add_argument(
         "--action",
         help="what the action is, e.g. 'barbell back squat' (required, except with --describe; default: none)",
@@ -395,7 +417,8 @@ def _add_pose(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPa
     """viddiff pose: one video's keypoints and kinematics as CSV files."""
     pose = _command(
         sub, "pose", flags,
-        help="body pose of one video: keypoints.csv, angles.csv and an optional overlay video",
+        help="body pose of one video (or one take from calibrated cameras, in 3D): keypoints.csv, angles.csv, an "
+        "optional overlay video and .trc",
         description=(
             "Estimate the body pose in every sampled frame of one video (pose.estimator: BlazePose by default,\n"
             "offline with the pose extra) and write the files people take to a spreadsheet or a biomechanics\n"
@@ -406,9 +429,23 @@ def _add_pose(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPa
             "viddiff pose squat.mp4 --out runs/pose-squat",
             "viddiff pose squat.mp4 --out runs/pose-squat --overlay --fps 15",
             "viddiff pose frames/ --out runs/pose-frames --fps-original 30",
+            "viddiff pose front.mp4 side.mp4 --calibration setup.toml --out runs/pose-3d --trc runs/pose-3d/take.trc",
         ),
     )
-    pose.add_argument("video", help="a video file or a directory of frame images")
+    pose.add_argument(
+        "video", nargs="+",
+        help="a video file or a directory of frame images; several: one take from calibrated cameras, the main "
+        "video first, measured in 3D (with --calibration)",
+    )
+    pose.add_argument(
+        "--calibration", metavar="FILE",
+        help="where the cameras of several videos stand, one camera per video in their order: a Pose2Sim .toml or "
+        "a Qualisys .qca.txt (default: none)",
+    )
+    pose.add_argument(
+        "--trc", metavar="FILE.trc",
+        help="with several videos: also write the 3D markers as an OpenSim .trc file (default: none)",
+    )
     pose.add_argument("--out", required=True, metavar="DIR", help="directory to write the files to (required)")
     pose.add_argument(
         "--overlay", action="store_true", help="also write overlay.mp4: the frames with the skeleton drawn (default: off)"

@@ -50,6 +50,10 @@ class VideoError(ViddiffError):
     """A video is missing, unreadable, empty, or its trim is invalid."""
 
 
+class CameraSetupError(ViddiffError):
+    """A performance's calibration cannot be read, or does not hold one camera per video of the performance."""
+
+
 class DatasetError(ViddiffError):
     """A dataset file or row is malformed, or a requested split/subset is empty."""
 

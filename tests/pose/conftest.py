@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import numpy as np
@@ -95,3 +96,18 @@ def two_view_tracks(blazepose: BlazePose, pose_cache: Path):
     cameras = {c.name: c for c in read_cameras(CLIPS / "Calib.qca.txt")}
     fitted = [cameras[name].fitted_to(t.width, t.height) for name, t in zip(("cam01", "cam02"), tracks)]
     return tracks, fitted
+
+
+@pytest.fixture(scope="session")
+def two_camera_calibration(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``Calib.qca.txt`` cut to cam01 and cam02, the cameras of the two clips: a performance's calibration holds
+    one camera per video, in the videos' order."""
+    tree = ElementTree.parse(CLIPS / "Calib.qca.txt")  # the take's four cameras, cam01..cam04
+    cameras = tree.getroot().find("cameras")
+    assert cameras is not None
+    for camera in list(cameras):
+        if camera.get("serial") not in ("cam01", "cam02"):
+            cameras.remove(camera)
+    out = tmp_path_factory.mktemp("calibration") / "cam01_cam02.qca.txt"
+    tree.write(out, encoding="ASCII", xml_declaration=True)
+    return out

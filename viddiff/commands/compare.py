@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from typing import Optional
 
-from viddiff.api import ComparisonResult, EventView, VidDiff, run_once, build_describe_sample, build_sample, to_comparison
+from viddiff.api import (
+    ComparisonResult, EventView, VideoInput, VidDiff, run_once, build_describe_sample, build_sample, to_comparison,
+)
 from viddiff.config import config_from_args
 from viddiff.errors import ViddiffError
 from viddiff.methods.events import Finished
@@ -22,6 +25,7 @@ from viddiff.schema import Mode, Sample, StageUsage
 
 def check_compare_flags(args: argparse.Namespace) -> None:
     """The command line's own words for the mistakes ``build_sample`` would report in Python terms."""
+    _check_video_flags(args)
     if args.n_differences is not None and args.n_differences < 1:
         raise ViddiffError(f"--n-differences must be at least 1, got {args.n_differences}")
     if args.describe:
@@ -37,6 +41,32 @@ def check_compare_flags(args: argparse.Namespace) -> None:
         )
 
 
+def _check_video_flags(args: argparse.Namespace) -> None:
+    """Two sides, each one video or one take from several calibrated cameras (``--a``/``--b`` repeated)."""
+    positional = [video for video in (args.video_a, args.video_b) if video is not None]
+    repeated = args.videos_a or args.videos_b
+    if positional and repeated:
+        raise ViddiffError("give the videos as VIDEO_A VIDEO_B or with --a and --b, not both ways")
+    if repeated and not (args.videos_a and args.videos_b):
+        raise ViddiffError(f"{'--b' if args.videos_a else '--a'} is missing: give both sides with --a and --b")
+    if not repeated and len(positional) < 2:
+        raise ViddiffError("give two videos: VIDEO_A VIDEO_B, or --a VIDEO --b VIDEO (repeated for more cameras)")
+    several = {side: len(videos or ()) > 1 for side, videos in (("a", args.videos_a), ("b", args.videos_b))}
+    own = {"a": args.calibration_a, "b": args.calibration_b}
+    if args.calibration and any(own.values()):
+        raise ViddiffError("give --calibration (both sides) or --calibration-a / --calibration-b, not both")
+    if args.calibration and not any(several.values()):
+        raise ViddiffError("--calibration is for a side filmed by several cameras: repeat --a or --b, once per video")
+    for side in "ab":
+        if own[side] and not several[side]:
+            raise ViddiffError(f"--calibration-{side} is for several videos of side {side.upper()}: repeat --{side}")
+        if several[side] and not (args.calibration or own[side]):
+            raise ViddiffError(
+                f"--{side} names {len(getattr(args, f'videos_{side}'))} videos: give --calibration (or "
+                f"--calibration-{side}), the file that says where their cameras stand (a Pose2Sim .toml or a .qca.txt)"
+            )
+
+
 def cli_compare(args: argparse.Namespace) -> int:
     check_compare_flags(args)
     cfg = config_from_args(args)
@@ -46,12 +76,14 @@ def cli_compare(args: argparse.Namespace) -> int:
         if args.difference:
             raise ViddiffError("--describe proposes its own differences; drop --difference")
         n = cfg.proposer.describe_n_differences if args.n_differences is None else args.n_differences
-        sample = build_describe_sample(args.video_a, args.video_b, args.action or "", n, fps_original=args.fps_original)
+        sample = build_describe_sample(
+            *_videos(args), args.action or "", n, fps_original=args.fps_original, **_calibrations(args)
+        )
         mode: Mode = "describe"
     else:
         sample, mode = build_sample(
-            args.video_a, args.video_b, args.action or "", differences=args.difference or None,
-            n_differences=args.n_differences, fps_original=args.fps_original,
+            *_videos(args), args.action or "", differences=args.difference or None,
+            n_differences=args.n_differences, fps_original=args.fps_original, **_calibrations(args),
         )
     outputs = PairOutputs.from_args(args, cfg, sample)  # checked before any model call
     if args.json_lines:  # the result, the last line, names the stand-ins in its notes
@@ -69,6 +101,23 @@ def cli_compare(args: argparse.Namespace) -> int:
     if notice:  # beside the table; on stderr when stdout is the description itself
         print(notice, file=sys.stderr if mode == "describe" else sys.stdout)
     return 0
+
+
+def _videos(args: argparse.Namespace) -> tuple[VideoInput, VideoInput]:
+    """A side is one video (VIDEO_A, or one --a) or the videos of one take from several cameras (--a repeated)."""
+    if args.videos_a:
+        return _one_or_several(args.videos_a), _one_or_several(args.videos_b)
+    return args.video_a, args.video_b
+
+
+def _one_or_several(videos: list[str]) -> VideoInput:
+    return videos[0] if len(videos) == 1 else videos
+
+
+def _calibrations(args: argparse.Namespace) -> dict[str, Optional[str]]:
+    return {
+        "calibration": args.calibration, "calibration_a": args.calibration_a, "calibration_b": args.calibration_b,
+    }
 
 
 async def _compare(vd: VidDiff, sample: Sample, mode: Mode, fps: float | None) -> tuple[PairRun, list[StandInView]]:

@@ -29,7 +29,7 @@ def cli_check(args: argparse.Namespace) -> int:
         print(f"{p.sample_key} video {p.video}: {p.problem}: {p.path} -> {p.advice}")
     for note in benchmark.check_notes(dataset):
         print(note)
-    n_videos = len({ref.path for sample in dataset for ref in sample.videos})
+    n_videos = len({ref.path for sample in dataset for side in sample.videos for ref in (side, *side.views)})
     if problems:
         print(f"{len({p.path for p in problems})} of {n_videos} videos cannot be used")
         return 1

@@ -13,7 +13,8 @@ from typing import Callable, Literal, Optional
 from pydantic import BaseModel
 
 from viddiff.data.dataset import Dataset
-from viddiff.errors import VideoError
+from viddiff.errors import CameraSetupError, VideoError
+from viddiff.pose.performance_input import calibrated_cameras
 from viddiff.schema import Sample, VideoRef
 from viddiff.console import count_of
 
@@ -51,16 +52,39 @@ def check_dataset(dataset: Dataset, advice: Callable[[Sample], str], backend: st
     ``advice(sample)`` saying how to obtain it."""
     from tqdm import tqdm
 
-    refs = {(ref.path, ref.fps_original, ref.frames_trim): ref for sample in dataset for ref in sample.videos}
+    refs = {_key(ref): ref for sample in dataset for side in sample.videos for ref in (side, *side.views)}
     # disable=None: no bar when stderr is not a terminal (no cursor codes in logs)
     bar = tqdm(refs.items(), desc="checking videos", unit="video", disable=True if len(refs) < _PROGRESS_MIN_VIDEOS else None)
     verdicts = {key: _problem(ref, backend) for key, ref in bar}
+    setups = {
+        _setup_key(side): _setup_problem(side) for sample in dataset for side in sample.videos if side.views
+    }
     problems = []
     for sample in dataset:
-        for name, ref in zip(("A", "B"), sample.videos):
-            problem = verdicts[(ref.path, ref.fps_original, ref.frames_trim)]
-            if problem is not None:
-                problems.append(
-                    VideoProblem(sample_key=sample.sample_key, video=name, path=ref.path, problem=problem, advice=advice(sample))
-                )
+        for name, side in zip(("A", "B"), sample.videos):
+            found = [(ref.path, verdicts[_key(ref)]) for ref in (side, *side.views)]
+            if side.views:
+                found.append((str(side.calibration), setups[_setup_key(side)]))
+            problems += [
+                VideoProblem(sample_key=sample.sample_key, video=name, path=path, problem=problem, advice=advice(sample))
+                for path, problem in found
+                if problem is not None
+            ]
     return problems
+
+
+def _key(ref: VideoRef) -> tuple:
+    return ref.path, ref.fps_original, ref.frames_trim
+
+
+def _setup_key(side: VideoRef) -> tuple:
+    return side.calibration, len(side.views)
+
+
+def _setup_problem(side: VideoRef) -> Optional[str]:
+    """Why the calibration of a performance filmed by several cameras cannot be used, or None when it can."""
+    try:
+        calibrated_cameras(side, "the calibration")
+    except CameraSetupError as exc:
+        return str(exc)
+    return None

@@ -261,21 +261,42 @@ def _videos(r: _Row, videos: Any) -> tuple[VideoRef, VideoRef]:
     return (_video(r, videos[0], "videos[0]"), _video(r, videos[1], "videos[1]"))
 
 
-def _video(r: _Row, video: Any, field: str) -> VideoRef:
+def _video(r: _Row, video: Any, field: str, *, a_view: bool = False) -> VideoRef:
+    """One video entry; a performance filmed by several calibrated cameras also lists ``views`` (each an entry
+    like this one, without views of its own) and ``calibration``, a path relative to the dataset like ``path``."""
     if not isinstance(video, dict):
         r.fail(field, f"expected an object with path, fps_original, frames_trim, got {type(video).__name__}")
-    path = video.get("path")
-    if not isinstance(path, str) or not path:
-        r.fail(f"{field}.path", f"expected a non-empty string, got {_short(repr(path))}")
-    r.capped(f"{field}.path", path)
     fps = video.get("fps_original")
     if fps is not None and (isinstance(fps, bool) or not isinstance(fps, (int, float)) or not fps > 0):
         r.fail(f"{field}.fps_original", f"expected a positive number or null, got {_short(repr(fps))}")
+    views, calibration = video.get("views") or [], video.get("calibration")
+    if a_view and (views or calibration is not None):
+        r.fail(field, "a view has no views or calibration of its own: list every camera's video in the main entry's views")
+    if not isinstance(views, list):
+        r.fail(f"{field}.views", f"expected a list of video objects, got {_short(repr(views))}")
+    if bool(views) != (calibration is not None):
+        r.fail(
+            f"{field}.calibration" if views else f"{field}.views",
+            "views need a calibration (the cameras of path, then of each view)" if views
+            else "a calibration needs views (the other cameras' videos)",
+        )
+    return VideoRef(
+        path=_dataset_path(r, video.get("path"), f"{field}.path"), fps_original=fps,
+        frames_trim=_trim(r, video.get("frames_trim"), f"{field}.frames_trim"),
+        views=tuple(_video(r, view, f"{field}.views[{i}]", a_view=True) for i, view in enumerate(views)),
+        calibration=None if calibration is None else _dataset_path(r, calibration, f"{field}.calibration"),
+    )
+
+
+def _dataset_path(r: _Row, path: Any, field: str) -> str:
+    """A path of the row, resolved against the dataset's folders and kept inside them."""
+    if not isinstance(path, str) or not path:
+        r.fail(field, f"expected a non-empty string, got {_short(repr(path))}")
+    r.capped(field, path)
     try:
-        resolved = r.context.paths.resolve(path)
+        return r.context.paths.resolve(path)
     except DatasetError as exc:
-        r.fail(f"{field}.path", str(exc))
-    return VideoRef(path=resolved, fps_original=fps, frames_trim=_trim(r, video.get("frames_trim"), f"{field}.frames_trim"))
+        r.fail(field, str(exc))
 
 
 def _trim(r: _Row, trim: Any, field: str) -> Optional[tuple[Optional[int], Optional[int]]]:

@@ -14,7 +14,7 @@ import asyncio
 import functools
 import threading
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Sequence, Union
 
 import numpy as np
 
@@ -28,10 +28,13 @@ from viddiff.pose.agreement import settle
 from viddiff.pose.align import stage_windows
 from viddiff.pose.estimators import PoseEstimator, build_pose_estimator
 from viddiff.pose.mapping import map_differences
+from viddiff.pose.multiview import PerformancePose, estimate_performance
+from viddiff.pose.performance_input import performance_cameras, performance_paths
 from viddiff.pose.roll import level_pair
 from viddiff.pose.measure import Settings, VideoMeasures, measure
 from viddiff.pose.track import PoseTrack, estimate_track
 from viddiff.pose.sampling import pose_rate
+from viddiff.pose.sync import SyncError
 from viddiff.pose.statistics import inside
 from viddiff.pose.view import comparable_views, estimate_view
 from viddiff.pose.vocabulary import QUANTITIES
@@ -39,6 +42,8 @@ from viddiff.schema import CameraView, Evidence, MeasurementSpec, Mode, Predicti
 from viddiff.video import VideoFrames, probe_video, read_video_ref, resolve_trim
 
 NO_MEASUREMENT = "no measurement fits this difference"
+BodyPose = Union[PoseTrack, PerformancePose]
+"""One side's pose: one video's 2D track, or a performance triangulated from several calibrated views."""
 
 
 @dataclass
@@ -48,9 +53,10 @@ class Prepared:
     specs: dict[str, MeasurementSpec] = field(default_factory=dict)
     absent: dict[str, str] = field(default_factory=dict)
     """Difference key → why it gets no measurement."""
-    tracks: Optional[tuple[PoseTrack, PoseTrack]] = None
-    frames: Optional[tuple[VideoFrames, VideoFrames]] = None
-    """The frames the pose was estimated on (read at ``pose.fps``)."""
+    tracks: Optional[tuple[BodyPose, BodyPose]] = None
+    frames: Optional[tuple[tuple[VideoFrames, ...], tuple[VideoFrames, ...]]] = None
+    """The frames the pose was estimated on (read at ``pose.fps``): per side, its main video's, then its other
+    views' (a side filmed by several calibrated cameras)."""
 
 
 @dataclass(frozen=True)
@@ -125,7 +131,12 @@ class PoseEvidence:
         )
         if any(QUANTITIES[spec.quantity].needs_pose for spec in prepared.specs.values()):
             prepared.frames = await self._pose_frames(sample)
-            prepared.tracks = await asyncio.to_thread(self._tracks, prepared.frames)
+            try:
+                prepared.tracks = await asyncio.to_thread(self._tracks, sample, prepared.frames)
+            except SyncError as exc:  # absent, not guessed: the verdicts and the durations go on without it
+                why = f"the pose was not measured: {exc}"
+                prepared.absent.update({k: why for k, spec in prepared.specs.items() if QUANTITIES[spec.quantity].needs_pose})
+                prepared.specs = {k: spec for k, spec in prepared.specs.items() if k not in prepared.absent}
         return prepared
 
     async def measure(
@@ -143,13 +154,13 @@ class PoseEvidence:
         :meth:`begin`'s future (started here when not given)."""
         ready = await (prepared if prepared is not None else self.prepare(sample, proposal, meter))
         cfg = self.config.pose
-        tracks = level_pair(*ready.tracks) if ready.tracks else (None, None)  # a picture turned relative to the other
+        tracks = _levelled(ready.tracks)
         kinematics = [
             track.kinematics(min_confidence=cfg.min_confidence, smoothing_frames=cfg.smoothing_frames, fix_sides=cfg.fix_side_swaps)
             if track is not None else None
             for track in tracks
         ]
-        label = ready.tracks[0].estimator if ready.tracks else None
+        label = _estimator_label(ready.tracks)
         subjects = [track.subject_info(kin) if track is not None else None for track, kin in zip(tracks, kinematics)]
         keyframes = {k.key: k for k in localization.keyframes}
         settings = Settings(
@@ -175,21 +186,23 @@ class PoseEvidence:
                     windows=windows, frame_indices=video.frame_indices, times_s=video.times_s, kinematics=kin,
                     keyframes=None if kf is None else (kf.a, kf.b)[i], frame_step_s=1.0 / video.fps_original,
                     view=view, subject=subjects[i] if view is not None else None,
+                    triangulation_errors=track.triangulation_errors if isinstance(track, PerformancePose) else None,
                 ))
             evidence.append(measure(diff.key, spec, *sides, stage_names, estimator=label, settings=settings))
         absent = {d.key: ready.absent.get(d.key, NO_MEASUREMENT) for d in proposal.differences if d.key not in ready.specs}
         return PoseMeasurements(evidence=evidence, absent=absent)
 
-    async def _pose_frames(self, sample: Sample) -> tuple[VideoFrames, VideoFrames]:
-        """Both videos read again for their pose over their whole trim, at the rate :func:`pose_rate` picks for
-        each, whatever rate the method's own frames have."""
+    async def _pose_frames(self, sample: Sample) -> tuple[tuple[VideoFrames, ...], tuple[VideoFrames, ...]]:
+        """Both sides' videos read again for their pose over their whole trim, at the rate :func:`pose_rate` picks
+        for each side's main video, whatever rate the method's own frames have; a side filmed by several cameras
+        reads each of its views at its main video's rate."""
         data, cfg = self.config.data, self.config.pose
 
-        def read(ref: VideoRef) -> VideoFrames:
+        def read(ref: VideoRef) -> tuple[VideoFrames, ...]:
             info = probe_video(ref.path, ref.fps_original, data.video_backend)
             start, end = resolve_trim(ref.frames_trim, info.n_frames, ref.path)
             rate = pose_rate(end - start, info.fps, cfg.fps, cfg.native_up_to_frames)
-            return read_video_ref(ref, rate, data.max_side, data.video_backend)
+            return tuple(read_video_ref(video, rate, data.max_side, data.video_backend) for video in (ref, *ref.views))
 
         a, b = sample.videos
         if a == b:
@@ -198,20 +211,55 @@ class PoseEvidence:
         first, second = await asyncio.gather(asyncio.to_thread(read, a), asyncio.to_thread(read, b))
         return first, second
 
-    def _tracks(self, videos: tuple[VideoFrames, VideoFrames]) -> tuple[PoseTrack, PoseTrack]:
-        """Both videos' keypoints; one estimate at a time (a CPU-bound model, and a tracker's state per video)."""
+    def _tracks(
+        self, sample: Sample, videos: tuple[tuple[VideoFrames, ...], tuple[VideoFrames, ...]]
+    ) -> tuple[BodyPose, BodyPose]:
+        """Both sides' pose: one video's keypoints, or a performance triangulated from its calibrated views; one
+        estimate at a time (a CPU-bound model, and a tracker's state per video)."""
         estimator = self.estimator()
         with self._lock:
-            subject = self.config.pose.subject
-            track_a = estimate_track(videos[0], estimator, self.cache, subject)
-            track_b = track_a if videos[1] is videos[0] else estimate_track(videos[1], estimator, self.cache, subject)
-        return track_a, track_b
+            first = self._side_pose(sample.videos[0], videos[0], estimator, "video A")
+            second = first if videos[1] is videos[0] else self._side_pose(sample.videos[1], videos[1], estimator, "video B")
+        return first, second
+
+    def _side_pose(self, ref: VideoRef, frames: Sequence[VideoFrames], estimator: PoseEstimator, which: str) -> BodyPose:
+        subject = self.config.pose.subject
+        if not ref.views:
+            return estimate_track(frames[0], estimator, self.cache, subject)
+        try:
+            return estimate_performance(
+                frames, performance_cameras(ref, which), estimator, self.cache, subject, sources=performance_paths(ref)
+            )
+        except SyncError as exc:
+            raise SyncError(f"{which}'s views could not be aligned in time ({exc})") from None
 
 
-def _view(track: PoseTrack, windows: np.ndarray, spec: MeasurementSpec) -> CameraView:
-    """The camera's view of the body over the pose frames of the measured stage (or the whole action)."""
+def _levelled(tracks: Optional[tuple[BodyPose, BodyPose]]) -> tuple[Optional[BodyPose], Optional[BodyPose]]:
+    """Both sides' pose, a picture turned relative to the other's turned back (:func:`level_pair`); a 3D
+    performance is the body's own, whatever way its pictures stand, so a pair with one is left as it is."""
+    if tracks is None:
+        return None, None
+    a, b = tracks
+    if isinstance(a, PoseTrack) and isinstance(b, PoseTrack):
+        return level_pair(a, b)
+    return a, b
+
+
+def _estimator_label(tracks: Optional[tuple[BodyPose, BodyPose]]) -> Optional[str]:
+    """What estimated the pose: A's (one-view pairs, as always, and pairs measured alike), else each side's."""
+    if tracks is None:
+        return None
+    a, b = (track.estimator for track in tracks)
+    mixed = a != b and any(isinstance(track, PerformancePose) for track in tracks)
+    return f"A: {a}; B: {b}" if mixed else a
+
+
+def _view(track: BodyPose, windows: np.ndarray, spec: MeasurementSpec) -> CameraView:
+    """The camera's view of the body over the pose frames of the measured stage (or the whole action); a 3D
+    performance's view is marked as triangulated (comparable with any other 3D view)."""
     start, end = (windows[0, 0], windows[-1, 1]) if spec.stage is None else windows[spec.stage]
-    return estimate_view(track, inside(track.times_s, float(start), float(end)))
+    rows = inside(track.times_s, float(start), float(end))
+    return track.view(rows) if isinstance(track, PerformancePose) else estimate_view(track, rows)
 
 
 def _views_differ(a: CameraView, b: CameraView, spec: MeasurementSpec, *, tolerance_deg: float) -> Optional[str]:
