@@ -196,16 +196,19 @@ def two_camera_qca(out: Path) -> Path:
     return out
 
 
-def two_camera_toml(out: Path) -> Path:
-    """Two cameras as Pose2Sim's ``toml_write`` lays them out (rotation as a Rodrigues vector, metres)."""
+def calibration_toml(out: Path, cameras: int = 2, size: tuple[int, int] = (96, 64)) -> Path:
+    """``cameras`` cameras as Pose2Sim's ``toml_write`` lays them out (rotation as a Rodrigues vector, metres),
+    calibrated at ``size`` (the test clips' own, so a comparison's pose wing can fit them to its videos)."""
+    focal = 1.55 * size[0]
     cameras = "".join(
-        f'[{name}]\nname = "{name}"\nsize = [ 1088.0, 1920.0]\n'
-        "matrix = [ [ 1681.2, 0.0, 533.0], [ 0.0, 1681.1, 948.1], [ 0.0, 0.0, 1.0]]\n"
+        f'[{name}]\nname = "{name}"\nsize = [ {size[0]:.1f}, {size[1]:.1f}]\n'
+        f"matrix = [ [ {focal}, 0.0, {size[0] / 2 - 0.5}], [ 0.0, {focal}, {size[1] / 2 - 0.5}], [ 0.0, 0.0, 1.0]]\n"
         "distortions = [ -0.046, 0.14, 0.0006, 0.0007]\n"
         f"rotation = [ {rotation}]\ntranslation = [ {translation}]\nfisheye = false\n\n"
         for name, rotation, translation in (
             ("cam_01", "1.2, -0.9, 1.1", "0.4, 0.9, 3.1"), ("cam_02", "1.6, 0.3, 0.2", "-0.2, 0.8, 3.4"),
-        )
+            ("cam_03", "0.9, 1.2, -0.4", "0.1, 0.7, 3.6"), ("cam_04", "2.0, 0.1, 0.5", "-0.5, 0.9, 2.9"),
+        )[:cameras]
     )
     out.write_text(cameras + "[metadata]\nadjusted = false\nerror = 0.0\n")
     return out

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from serve_helpers import two_camera_qca, wait_finished
+from serve_helpers import calibration_toml, wait_finished
 
 from viddiff.config import ServeConfig
 
@@ -55,7 +55,7 @@ def test_the_two_view_curl_example_runs_as_written(served, clips, tmp_path):
     key = served.new_key("docs-two-views")
     for name, clip in (("a_front.mp4", "a"), ("a_side.mp4", "a"), ("b_front.mp4", "b"), ("b_side.mp4", "b")):
         shutil.copy(clips[clip], tmp_path / name)
-    two_camera_qca(tmp_path / "Calib.qca.txt")
+    calibration_toml(tmp_path / "setup.toml")
     env = {"PATH": f"{Path(shutil.which('python3') or '/usr/bin/python3').parent}:/usr/bin:/bin",
            "VIDDIFF_URL": served.url, "VIDDIFF_KEY": key}
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", bash_block("### Two views per side", "### Events")],

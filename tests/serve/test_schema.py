@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from serve_helpers import two_camera_qca, wait_until
+from serve_helpers import calibration_toml, wait_until
 
 EVENT_MODELS = ["ProposalEvent", "SegmentationEvent", "VerdictEvent", "ResultEvent", "FailedEvent", "CancelledEvent"]
 KEYLESS = {("/healthz", "get"), ("/readyz", "get")}
@@ -145,7 +145,7 @@ def _two_view_comparison(client, models, types, clips, tmp_path):
     views = [upload_video.sync(client=client, body=models.UploadVideoBody(video=file(clips[name]))) for name in ("webm", "avi")]
     assert all(isinstance(view, models.Video) for view in views), views
     calibration = upload_calibration.sync(client=client, body=models.UploadCalibrationBody(
-        calibration=file(two_camera_qca(tmp_path / "Calib.qca.txt"))))
+        calibration=file(calibration_toml(tmp_path / "setup.toml"))))
     assert isinstance(calibration, models.Calibration) and calibration.cameras == 2, calibration
     created = create_comparison.sync(client=client, body=models.CreateComparisonBody(
         action="a square crossing the frame", differences=["the squat is deeper"], pose=True,

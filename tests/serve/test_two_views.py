@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from serve_helpers import POSE2SIM_CALIBRATION, two_camera_qca, two_camera_toml, wait_finished, wait_until
+from serve_helpers import POSE2SIM_CALIBRATION, two_camera_qca, calibration_toml, wait_finished, wait_until
 
 from viddiff.serve.executor import JobSpec, job_sample
 from viddiff.serve.jobs import JobStore
@@ -30,7 +30,7 @@ def upload_calibration(client: httpx.Client, path: Path) -> httpx.Response:
 @pytest.fixture(scope="module")
 def calibrations(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("calibrations")
-    return {"qca": two_camera_qca(out / "Calib.qca.txt"), "toml": two_camera_toml(out / "setup.toml")}
+    return {"qca": two_camera_qca(out / "Calib.qca.txt"), "toml": calibration_toml(out / "setup.toml")}
 
 
 def two_view_form(views: dict[str, str], calibration: str, statements: list[str], **extra) -> dict:
@@ -84,7 +84,7 @@ def test_a_two_view_comparison_runs_on_every_view_and_its_files_are_kept_while_i
     key = served.new_key("two-views")
     with served.client(key) as client:
         views = {"a": upload_video(client, clips["webm"]), "b": upload_video(client, clips["avi"])}
-        calibration = upload_calibration(client, calibrations["qca"]).json()["id"]
+        calibration = upload_calibration(client, calibrations["toml"]).json()["id"]
         files = {"video_a": ("a.mp4", clips["a"].read_bytes()), "video_b": ("b.mp4", clips["b"].read_bytes())}
         served.model.latency_s = 3.0  # caught queued or running
         try:
@@ -105,6 +105,9 @@ def test_a_two_view_comparison_runs_on_every_view_and_its_files_are_kept_while_i
         assert created.status_code == 202, created.text
         job = wait_finished(client, created.json()["id"])
         assert job["status"] == "done", job["error"]
+        (difference,) = job["result"]["differences"]
+        # the pose wing got both views of each side (squares have no body to align the views by, so no value)
+        assert difference["evidence"] is None and "video A's views" in difference["evidence_absent"]
         store = JobStore(served.data_dir / "serve.sqlite")
         try:
             spec = JobSpec.model_validate(store.job(job["id"]).spec)
@@ -117,8 +120,8 @@ def test_a_two_view_comparison_runs_on_every_view_and_its_files_are_kept_while_i
         assert all(ref.calibration == spec.calibration_a for ref in sample.videos)
         report = client.get(f"/v1/comparisons/{job['id']}/report").text
         # the user's names of the other views and the calibration, not the stored ones
-        assert "and 1 more view for 3D pose: webm.webm; cameras: Calib.qca.txt" in report
-        assert "and 1 more view for 3D pose: avi.avi; cameras: Calib.qca.txt" in report
+        assert "and 1 more view for 3D pose: webm.webm; cameras: setup.toml" in report
+        assert "and 1 more view for 3D pose: avi.avi; cameras: setup.toml" in report
         assert "vid_" not in report and "cal_" not in report
         assert client.delete(f"/v1/calibrations/{calibration}").status_code == 204  # done: no longer in use
         assert client.delete(f"/v1/videos/{views['a']}").status_code == 204
@@ -153,19 +156,22 @@ def test_what_a_two_view_request_must_hold(served, clips, calibrations):
 
 def test_a_job_sample_and_its_files_on_a_ray_node_keep_every_view_in_order(tmp_path):
     files = {}
-    for name in ("a.mp4", "b.mp4", "a2.webm", "a3.mkv", "b2.avi", "cal.qca.txt", "cal2.toml"):
+    for name in ("a.mp4", "b.mp4", "a2.webm", "a3.mkv", "b2.avi"):
         files[name] = tmp_path / name
         files[name].write_bytes(name.encode())
+    files["cal.toml"] = calibration_toml(tmp_path / "cal.toml", cameras=3)
+    files["cal2.qca.txt"] = two_camera_qca(tmp_path / "cal2.qca.txt")
     spec = JobSpec(job_id="cmp_x", video_a=str(files["a.mp4"]), video_b=str(files["b.mp4"]), action=ACTION,
                    differences=["deeper"], views_a=[str(files["a2.webm"]), str(files["a3.mkv"])],
-                   views_b=[str(files["b2.avi"])], calibration_a=str(files["cal.qca.txt"]),
-                   calibration_b=str(files["cal2.toml"]))
+                   views_b=[str(files["b2.avi"])], calibration_a=str(files["cal.toml"]),
+                   calibration_b=str(files["cal2.qca.txt"]))
     sample, mode = job_sample(spec)
     assert mode == "closed"
     assert [ref.path for ref in sample.videos[0].views] == spec.views_a and sample.videos[1].calibration == spec.calibration_b
     with job_on_this_node(spec, read_files(spec)) as here:
         assert [Path(p).read_bytes() for p in here.files()] == [Path(p).read_bytes() for p in spec.files()]
-        assert here.calibration_a.endswith(".qca.txt") and here.calibration_b.endswith(".toml")
+        assert here.calibration_a.endswith(".toml") and here.calibration_b.endswith(".qca.txt")
+        assert [ref.calibration for ref in job_sample(here)[0].videos] == [here.calibration_a, here.calibration_b]
         assert all(str(tmp_path) not in p for p in here.files())
     one_view = spec.model_copy(update={"views_a": [], "views_b": [], "calibration_a": None, "calibration_b": None})
     assert "views" not in job_sample(one_view)[0].videos[0].model_dump()  # serialised as before

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from serve_helpers import BROKEN, HELD, two_camera_qca, wait_finished, wait_until
+from serve_helpers import BROKEN, HELD, calibration_toml, wait_finished, wait_until
 
 from viddiff.serve.jobs import JobStore
 from viddiff.testing.browser import browser_page
@@ -249,7 +249,7 @@ def test_after_an_error_only_the_red_message_stays(served, named_clips, tmp_path
 @pytest.mark.slow
 def test_two_views_per_side_are_uploaded_with_their_calibrations(served, named_clips, clips, tmp_path, shots):
     key = served.new_key("page-two-views")
-    calibration = two_camera_qca(tmp_path / "Calib.qca.txt")
+    calibration = calibration_toml(tmp_path / "setup.toml")
     statements = ["the squat is deeper"]
     with browser_page() as page:
         watched = Watched(page, shots)
@@ -283,7 +283,7 @@ def test_two_views_per_side_are_uploaded_with_their_calibrations(served, named_c
             (view,) = spec[f"views_{side}"]
             assert client.get(f"/v1/videos/{Path(view).stem}").json()["filename"] == clip
             setup = client.get(f"/v1/calibrations/{Path(spec[f'calibration_{side}']).name.split('.')[0]}").json()
-            assert (setup["filename"], setup["cameras"]) == ("Calib.qca.txt", 2)
+            assert (setup["filename"], setup["cameras"]) == ("setup.toml", 2)
 
 
 def test_the_report_names_the_uploaded_files_not_the_stored_ones(served, named_clips):

@@ -28,7 +28,7 @@ from viddiff.api import CompareEvent, EventView, VidDiff, build_sample
 from viddiff.errors import ViddiffError
 from viddiff.methods.events import Finished
 from viddiff.methods.viddiff import PairRun
-from viddiff.schema import Mode, Sample, VideoRef
+from viddiff.schema import Mode, Sample
 from viddiff.serve.models import ActorsHealth
 
 log = logging.getLogger(__name__)
@@ -159,20 +159,14 @@ async def comparison_events(vd: VidDiff, spec: JobSpec) -> AsyncIterator[Compare
 
 
 def job_sample(spec: JobSpec) -> tuple[Sample, Mode]:
-    """The job as the Python API's ``Sample``, each video with its other views and their calibration."""
-    sample, mode = build_sample(
-        spec.video_a, spec.video_b, spec.action, differences=spec.differences, n_differences=spec.n_differences
+    """The job as the Python API's ``Sample``: a side with views is one performance from several calibrated
+    cameras (its videos, main first, and its calibration), as ``compare`` takes it."""
+    sides = [[video, *views] if views else video for video, views in ((spec.video_a, spec.views_a),
+                                                                       (spec.video_b, spec.views_b))]
+    return build_sample(
+        *sides, spec.action, differences=spec.differences, n_differences=spec.n_differences,
+        calibration_a=spec.calibration_a, calibration_b=spec.calibration_b,
     )
-    refs = tuple(
-        ref if not views else VideoRef(
-            path=ref.path, fps_original=ref.fps_original, views=tuple(VideoRef(path=view) for view in views),
-            calibration=calibration,
-        )
-        for ref, views, calibration in zip(
-            sample.videos, (spec.views_a, spec.views_b), (spec.calibration_a, spec.calibration_b)
-        )
-    )
-    return sample.model_copy(update={"videos": refs}), mode
 
 
 class WorkerPool(ABC):
