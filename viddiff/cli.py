@@ -121,8 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     for add_command in (
-        _add_run, _add_compare, _add_eval, _add_baseline, _add_ablate, _add_audit, _add_pose, _add_data, _add_cache,
-        _add_serve, _add_report, _add_config,
+        _add_run, _add_compare, _add_eval, _add_baseline, _add_ablate, _add_audit, _add_pose, _add_calibrate, _add_data,
+        _add_cache, _add_serve, _add_report, _add_config,
     ):
         add_command(sub, flags)
     return parser
@@ -460,6 +460,38 @@ def _add_pose(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPa
     )
     _add_config_args(pose)
     pose.set_defaults(handler="viddiff.commands.pose:cli_pose")
+
+
+def _add_calibrate(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:
+    """viddiff calibrate: phones calibrated with a checkerboard, for two-view 3D pose."""
+    cal = _command(
+        sub, "calibrate", flags,
+        help="calibrate two or more phones with a printed checkerboard (for 3D body angles from two views)",
+        description=(
+            "Calibrate the phones that film one performance, for 3D body angles (docs/pose.md, \"Two phones\n"
+            "(3D)\"). Per phone, main view first: --intrinsics, a clip (or folder of photos) of the board moved in\n"
+            "front of it, or --intrinsics-from an earlier calibration; --extrinsics, a clip of the board standing\n"
+            "still, upright, where every phone sees it. Writes a Pose2Sim-format TOML for --calibration."
+        ),
+        examples=[
+            "viddiff calibrate --board 4x7 --square-mm 60 --intrinsics front_board.mp4 --intrinsics side_board.mp4 "
+            "--extrinsics front_still.mp4 --extrinsics side_still.mp4 --out setup.toml",
+            "viddiff calibrate --board 4x7 --square-mm 60 --intrinsics-from phones.toml "
+            "--extrinsics front_still.mp4 --extrinsics side_still.mp4 --out setup.toml",
+        ],
+    )
+    cal.add_argument("--board", required=True, metavar="COLSxROWS", help="the board's inner corners across and down, e.g. 4x7 (required)")
+    cal.add_argument("--square-mm", type=float, required=True, help="the side of one printed square in millimetres (required)")
+    cal.add_argument("--intrinsics", action="append", default=[], metavar="CLIP",
+                     help="per phone, a clip or folder of photos of the board at several angles (repeat; main view first)")
+    cal.add_argument("--intrinsics-from", metavar="FILE", help="a calibration file whose cameras' intrinsics to keep instead")
+    cal.add_argument("--extrinsics", action="append", default=[], metavar="CLIP",
+                     help="per phone, a clip of the still board seen by every phone (repeat; main view first)")
+    cal.add_argument("--names", nargs="+", metavar="NAME", help="the cameras' names (default: cam01, cam02, ...)")
+    cal.add_argument("--every", type=float, default=0.5, metavar="SECONDS",
+                     help="seconds between the frames read from a clip (default: 0.5)")
+    cal.add_argument("--out", required=True, metavar="FILE", help="the calibration TOML to write (required)")
+    cal.set_defaults(handler="viddiff.commands.calibrate:cli_calibrate")
 
 
 def _add_data(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentParser]) -> None:

@@ -379,6 +379,19 @@ class EvidencePoint(_Model):
     upright frame's width and height (so they fit the frame at any size); ``None`` where a joint was not found."""
 
 
+class Skeleton3D(_Model):
+    """A performance filmed from two or more calibrated views: its body in 3D at one instant (a keyframe), for
+    the report's 3D skeleton view (:meth:`viddiff.pose.multiview.PerformancePose.skeleton`)."""
+
+    frame_index: int
+    """The main video's source frame index of the pose sample nearest the instant."""
+    time_s: float
+    """That sample's time on the main video's clock."""
+    points: list[Optional[tuple[float, float, float]]] = Field(default_factory=list)
+    """``(x, y, z)`` per joint of :data:`viddiff.pose.skeleton.JOINTS`, metres, centred on the hips' midpoint, with y
+    up (the world's up: OpenSim's convention) and x, z horizontal; ``None`` where the joint was not triangulated."""
+
+
 class EvidenceCurve(_Model):
     """The series the statistic was computed from, against stage-normalised time (stage ``k`` spans
     ``[k, k + 1]``): each video's own pose frames, so the quoted value lies on its curve."""
@@ -408,7 +421,8 @@ class EvidenceInterval(_Model):
     """The estimator's noise floor for the quantity (``pose.noise_floors``, measured on real video)."""
     view: float = 0.0
     """How far the value seen in the picture may lie from the body's own, from this camera's view (``pose.view_errors``,
-    calibrated against 3D truth); 0 when the camera faces the quantity's plane of motion."""
+    calibrated against 3D truth); 0 when the camera faces the quantity's plane of motion. For a value triangulated
+    from calibrated views (``in_picture`` false): its triangulation and calibration part."""
     in_picture: bool = False
     """The value is the quantity as seen in the picture from this camera's view, not the body's own (the camera does
     not face its plane of motion within ``pose.plane_tolerance_deg``); the view part widens the interval to cover

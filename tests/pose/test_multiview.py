@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from viddiff.pose.multiview import PerformancePose, triangulate_performance
-from viddiff.pose.skeleton import INDEX
+from viddiff.pose.skeleton import INDEX, JOINTS
 from viddiff.pose.sync import SyncError, SyncInfo, ViewOffset, motion_offset
 from viddiff.pose.trc import write_trc
 from viddiff.pose.view import comparable_views, describe_view, is_triangulated
@@ -57,7 +57,7 @@ def test_two_triangulated_views_always_compare(performance: PerformancePose) -> 
     assert "in 3D from 2 calibrated views" in describe_view(view)
 
 
-@pytest.mark.parametrize("frames", [0, 12, 30])
+@pytest.mark.parametrize("frames", [pytest.param(0, marks=pytest.mark.slow), 12, pytest.param(30, marks=pytest.mark.slow)])
 def test_the_offset_of_a_view_that_started_later_is_found(two_view_tracks, frames: int) -> None:
     (main, extra), (cam_main, cam_extra) = two_view_tracks
     found = motion_offset(main, cut(extra, frames), cam_main, cam_extra)
@@ -90,3 +90,26 @@ def test_trc_parses_back_with_opensim_layout(performance: PerformancePose, tmp_p
     x, y, z = (float(v) for v in rows[10][2 + 3 * knee: 5 + 3 * knee])
     world = performance.points_3d[10, knee] * 1000
     assert (x, y, z) == pytest.approx((world[1], world[2], world[0]), abs=1e-3)  # z up becomes OpenSim's y up
+
+
+def test_a_calibration_with_a_reprojection_error_widens_the_intervals(two_view_tracks, performance: PerformancePose) -> None:
+    tracks, cameras = two_view_tracks
+    assert performance.calibration_errors == {}  # Qualisys: no pixel error reported, the measured parts alone
+    rough = [replace(c, error_px=3.0) for c in cameras]
+    worse = triangulate_performance(tracks, rough, performance.sync)
+    knee = worse.calibration_errors["knee_angle"]
+    assert 0.1 < knee < 20
+    assert worse.triangulation_errors["knee_angle"] == pytest.approx(
+        np.hypot(performance.triangulation_errors["knee_angle"], knee), abs=1e-3)
+    finer = triangulate_performance(tracks, [replace(c, error_px=0.3) for c in cameras], performance.sync)
+    assert finer.calibration_errors["knee_angle"] < knee
+
+
+def test_a_keyframe_skeleton_is_body_centred_with_y_up(performance: PerformancePose) -> None:
+    skeleton = performance.skeleton(0.5)
+    assert skeleton.frame_index == 30 and skeleton.time_s == pytest.approx(0.5)
+    points = {name: p for name, p in zip(JOINTS, skeleton.points)}
+    hips = (np.array(points["left_hip"]) + np.array(points["right_hip"])) / 2
+    assert np.abs(hips).max() < 1e-3  # centred on the hips
+    assert points["nose"][1] > 0.4 and points["left_ankle"][1] < -0.6  # y up, metres
+    assert type(skeleton).model_validate_json(skeleton.model_dump_json()) == skeleton

@@ -29,14 +29,16 @@ from typing import Optional, Union
 
 import numpy as np
 
+from viddiff.errors import ViddiffError
+
 SUBPIXELS = 64.0
 """Qualisys intrinsics are in 1/64 of a sensor pixel."""
 _QUALISYS_TO_OPENCV = np.diag([1.0, -1.0, -1.0])
 """A Qualisys camera frame looks down its -z with y up; OpenCV's looks down +z with y down."""
 
 
-class CalibrationError(ValueError):
-    """A calibration file that cannot be read as cameras (one clear message naming what is wrong)."""
+class CalibrationError(ViddiffError, ValueError):
+    """A calibration that cannot be read or made (one clear message naming what is wrong)."""
 
 
 @dataclass(frozen=True)

@@ -27,16 +27,19 @@ from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from viddiff.pose.calibration import Camera, CalibrationError
+from viddiff.pose.calibration_error import calibration_parts
 from viddiff.pose.facing import circular_median, wrap_degrees
 from viddiff.pose.filtering import CUTOFF_HZ, butterworth
 from viddiff.pose.kinematics import Kinematics
 from viddiff.pose.kinematics3d import compute_kinematics_3d
 from viddiff.pose.skeleton import INDEX, LOWER_LIMBS, SWAP, UPPER_LIMBS
-from viddiff.pose.sync import SyncInfo, ViewOffset, motion_offset
+from viddiff.pose.resample import resample_track
+from viddiff.pose.sync import SyncInfo, ViewOffset, audio_offset, has_audio, motion_offset
 from viddiff.pose.track import PoseTrack, estimate_track
 from viddiff.pose.triangulation import triangulate
 from viddiff.pose.view import MIN_FRAMES, triangulated_method, view_label
-from viddiff.schema import CameraView, SubjectInfo
+from viddiff.pose.trc import to_y_up
+from viddiff.schema import CameraView, Skeleton3D, SubjectInfo
 
 if TYPE_CHECKING:
     from viddiff.cache import Cache
@@ -48,8 +51,14 @@ MIN_CONFIDENCE = 0.3
 MAX_ERROR = 0.015
 """A view reprojecting further than this share of the main picture's long side from its keypoint is left out."""
 GROUPS = [[INDEX[f"{side}_{limb}"] for limb in limbs for side in ("left", "right")] for limbs in (UPPER_LIMBS, LOWER_LIMBS)]
-TRIANGULATION_ERRORS: dict[str, float] = {}
-"""Per quantity, the triangulation and calibration part of a 3D value's interval (see ``bench/pose_3d.py``)."""
+TRIANGULATION_ERRORS: dict[str, float] = {
+    "knee_angle": 12.9, "hip_angle": 11.9, "elbow_angle": 34.0, "shoulder_angle": 23.0, "ankle_angle": 18.2,
+    "trunk_lean": 1.8, "stance_width": 0.63, "grip_width": 0.73, "hip_height": 0.06, "wrist_height": 0.75,
+}
+"""Per quantity, the triangulation and calibration part of a two-view 3D value's interval (degrees or body units):
+calibrated by ``bench/pose_3d.py`` on the six view pairs of the Pose2Sim take against its 4-view triangulation, to
+cover 95% of the statistics (held out, leaving one camera's pairs out: 92%; knee 92%, hip 94%, elbow 92%). Wide,
+because two views cannot see an error along the line joining them (an elbow misplaced in depth)."""
 
 
 @dataclass(frozen=True)
@@ -76,7 +85,11 @@ class PerformancePose:
     up: np.ndarray
     """(3,) the world's up direction."""
     triangulation_errors: Mapping[str, float] = field(default_factory=dict)
-    """Per quantity, the triangulation and calibration part of a value's interval (``VideoMeasures``)."""
+    """Per quantity, the triangulation and calibration part of a value's interval (``VideoMeasures``): the measured
+    :data:`TRIANGULATION_ERRORS` combined with :attr:`calibration_errors`."""
+    calibration_errors: Mapping[str, float] = field(default_factory=dict)
+    """Per quantity, the part the calibration's reported reprojection error adds (:mod:`viddiff.pose.calibration_error`;
+    empty for a calibration that reports none)."""
 
     @property
     def main(self) -> PoseTrack:
@@ -116,6 +129,18 @@ class PerformancePose:
     def subject_info(self, kinematics: Optional[Kinematics] = None) -> SubjectInfo:
         """Who was measured (the main view's choice; every view's measured person is the one triangulated)."""
         return self.main.subject_info(kinematics)
+
+    def skeleton(self, time_s: float) -> Skeleton3D:
+        """The body at the sample nearest ``time_s`` (main clock), for drawing in 3D (see :class:`Skeleton3D`)."""
+        t = int(np.argmin(np.abs(self.times_s - time_s)))
+        points = to_y_up(self.points_3d[t], self.up)
+        with np.errstate(invalid="ignore"):
+            centre = (points[INDEX["left_hip"]] + points[INDEX["right_hip"]]) / 2
+        points = points - np.nan_to_num(centre)
+        return Skeleton3D(
+            frame_index=int(self.frame_indices[t]), time_s=round(float(self.times_s[t]), 6),
+            points=[tuple(round(float(v), 4) for v in p) if np.isfinite(p).all() else None for p in points],
+        )
 
     def view(self, rows: Optional[np.ndarray] = None) -> CameraView:
         """The main camera's place relative to the body over ``rows`` (mask or indices; ``None`` = all), marked as
@@ -192,8 +217,6 @@ def synchronise(
         return SyncInfo(offsets=tuple(ViewOffset(view=v, offset_s=float(o), uncertainty_s=0.0, method="given")
                                       for v, o in enumerate(offsets, start=1)))
     if sources is not None:
-        from viddiff.pose.sync import audio_offset, has_audio
-
         if all(has_audio(str(s)) for s in sources):
             starts = [float(view.offset_s) for view in views]
             found = []
@@ -229,30 +252,17 @@ def triangulate_performance(
     used = tri.views & ~bad[..., None]
     with np.errstate(invalid="ignore"):
         mean_conf = np.where(used.any(-1), np.sum(np.moveaxis(confidence, 0, -1) * used, axis=-1) / used.sum(-1), 0.0)
+    base = dict(TRIANGULATION_ERRORS if triangulation_errors is None else triangulation_errors)
+    up = world_up(cameras)
+    from_calibration = calibration_parts(cameras, pixels, np.where(np.moveaxis(used, -1, 0), confidence, 0.0), times, up,
+                                         cutoff_hz, list(base))
+    parts = {q: round(float(np.hypot(v, from_calibration.get(q, 0.0))), 3) for q, v in base.items()}
     return PerformancePose(
         times_s=times, frame_indices=main.frame_indices, points_3d=butterworth(points, times, cutoff_hz),
         confidence=np.nan_to_num(mean_conf), error_px=np.where(bad, np.nan, tri.error_px), views_used=used,
-        tracks=tuple(tracks), cameras=tuple(cameras), sync=sync, up=world_up(cameras),
-        triangulation_errors=dict(TRIANGULATION_ERRORS if triangulation_errors is None else triangulation_errors),
+        tracks=tuple(tracks), cameras=tuple(cameras), sync=sync, up=up, triangulation_errors=parts,
+        calibration_errors=from_calibration,
     )
-
-
-def resample_track(track: PoseTrack, at_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(len(at_s), J, 2) pixels and (len(at_s), J) confidence of ``track`` at the times ``at_s`` on its clock:
-    linear between its two nearest samples (the lower confidence of the two); nothing outside its span or next
-    to a missing sample."""
-    times = track.times_s
-    right = np.clip(np.searchsorted(times, at_s), 1, len(times) - 1)
-    left = right - 1
-    span = times[right] - times[left]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        w = np.where(span > 0, (at_s - times[left]) / span, 0.0)
-    inside = (at_s >= times[0] - 1e-9) & (at_s <= times[-1] + 1e-9)
-    w = np.clip(w, 0.0, 1.0)[:, None, None]
-    xy = (1 - w) * track.xy[left] + w * track.xy[right]
-    confidence = np.minimum(track.confidence[left], track.confidence[right])
-    ok = inside[:, None] & np.isfinite(xy).all(-1)
-    return np.where(ok[..., None], xy, np.nan), np.where(ok, confidence, 0.0)
 
 
 def label_alike(cameras: Sequence[Camera], pixels: np.ndarray, confidence: np.ndarray, min_confidence: float) -> np.ndarray:
@@ -305,5 +315,5 @@ def _fast_errors(cameras: Sequence[Camera], pixels: np.ndarray, confidence: np.n
 
 __all__ = [
     "MAX_ERROR", "MIN_CONFIDENCE", "PerformancePose", "TRIANGULATION_ERRORS", "camera_yaws", "estimate_performance",
-    "label_alike", "resample_track", "synchronise", "triangulate_performance", "world_up",
+    "label_alike", "synchronise", "triangulate_performance", "world_up",
 ]

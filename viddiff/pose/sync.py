@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict
 
 from viddiff.errors import ViddiffError
 from viddiff.pose.calibration import Camera
+from viddiff.pose.resample import resample_track
 from viddiff.pose.skeleton import SWAP
 
 if TYPE_CHECKING:
@@ -182,8 +183,6 @@ def motion_offset(
     max_offset_s: Optional[float] = None, min_margin: float = MIN_EPIPOLAR_MARGIN,
 ) -> ViewOffset:
     """The offset of ``extra`` against ``main`` from their keypoints and cameras (see the module docstring)."""
-    from viddiff.pose.multiview import resample_track
-
     times = main.times_s
     step = float(np.median(np.diff(times)))
     seen_main = main.confidence >= MIN_CONFIDENCE

@@ -13,14 +13,24 @@ world is turned so (for a z-up world, as Pose2Sim does: X, Y, Z = y, z, x). Mark
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Union
+from typing import Literal, Protocol, Union
 
 import numpy as np
 
 from viddiff.pose.skeleton import JOINTS
 
-if TYPE_CHECKING:
-    from viddiff.pose.multiview import PerformancePose
+
+class Markers(Protocol):
+    """What a marker file is written from (:class:`viddiff.pose.multiview.PerformancePose`)."""
+
+    @property
+    def times_s(self) -> np.ndarray: ...  # (T,) seconds
+
+    @property
+    def points_3d(self) -> np.ndarray: ...  # (T, J, 3) metres
+
+    @property
+    def up(self) -> np.ndarray: ...  # (3,) the world's up axis
 
 SCALE = {"m": 1.0, "mm": 1000.0}
 
@@ -35,7 +45,7 @@ def to_y_up(points: np.ndarray, up: np.ndarray) -> np.ndarray:
     return turned
 
 
-def write_trc(path: Union[str, Path], performance: "PerformancePose", *, units: Literal["m", "mm"] = "m") -> Path:
+def write_trc(path: Union[str, Path], performance: Markers, *, units: Literal["m", "mm"] = "m") -> Path:
     """Write ``performance``'s filtered 3D points as ``path`` (see the module docstring)."""
     if units not in SCALE:
         raise ValueError(f"units must be 'm' or 'mm', not {units!r}")
@@ -59,4 +69,4 @@ def write_trc(path: Union[str, Path], performance: "PerformancePose", *, units: 
     return path
 
 
-__all__ = ["to_y_up", "write_trc"]
+__all__ = ["Markers", "to_y_up", "write_trc"]
