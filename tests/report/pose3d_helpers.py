@@ -40,3 +40,46 @@ def in_world(pose: np.ndarray, *, up: tuple[float, float, float], turn_deg: floa
     z = np.cross(x, y)
     world = pose @ np.stack([x, y, z]) + np.asarray(at, dtype=float)
     return [tuple(float(v) for v in p) for p in world], tuple(y)
+
+
+def page_with_3d_evidence(tmp_path):
+    """A comparison page built from a result whose knee measurement is 3D on both sides: at its keyframe, A's
+    deep squat and B's shallower one as the pose wing hands them over (``Skeleton3D``: y up, hips at the origin,
+    each facing its own way). Returns the page and the two skeletons."""
+    from viddiff.config import Config
+    from viddiff.report.build import PageContext, build_page
+    from viddiff.schema import (
+        Difference, Evidence, EvidencePoint, Keyframes, MeasurementSpec, Prediction, Proposal, Sample, SampleResult, Segmentation,
+        Skeleton3D, Stage, VideoKeyframes, VideoRef,
+    )
+    from viddiff.video import VideoFrames
+
+    def frames(n: int) -> VideoFrames:
+        return VideoFrames(frames=np.full((n, 90, 160, 3), 90, np.uint8), frame_indices=np.arange(n), fps=10.0,
+                           fps_original=10.0, stride=1, start=0, end=n, n_frames_source=n, backend="test")
+
+    skeletons = []
+    for pose, turn, time_s in ((body_pose(), 30.0, 1.2), (body_pose(knee_drop=0.15), -80.0, 1.5)):
+        points, _ = in_world(pose, up=(0.0, 1.0, 0.0), turn_deg=turn, at=(0.0, 0.0, 0.0))
+        skeletons.append(Skeleton3D(frame_index=round(time_s * 10), time_s=time_s, points=points))
+    spec = MeasurementSpec(quantity="knee_angle", statistic="min", stage=0, direction="smaller")
+    evidence = Evidence(
+        key="0", measurement=spec, label="minimum knee angle during 'down'", unit="°", status="measured",
+        value_a=71.0, value_b=98.0, keyframes_a=[EvidencePoint(frame_index=12, time_s=1.2, skeleton=skeletons[0])],
+        keyframes_b=[EvidencePoint(frame_index=15, time_s=1.5, skeleton=skeletons[1])],
+    )
+    sample = Sample(sample_key="s1", action="custom", action_name="squat", action_description="a squat", split="custom",
+                    domain="custom", videos=(VideoRef(path=str(tmp_path / "a.mp4")), VideoRef(path=str(tmp_path / "b.mp4"))))
+    result = SampleResult(
+        sample_key="s1", index=0, mode="closed",
+        proposal=Proposal(differences=[Difference(key="0", name="depth", description="the squat is deeper")],
+                          stages=[Stage(name="down", retrieval_strings=["x"])], links={"0": [0]}),
+        segmentations=(Segmentation(frame_indices=list(range(30)), spans=[(0, 30)]),
+                       Segmentation(frame_indices=list(range(30)), spans=[(0, 30)])),
+        keyframes=[Keyframes(key="0", a=VideoKeyframes(frame_indices=[12], times_s=[1.2]),
+                             b=VideoKeyframes(frame_indices=[15], times_s=[1.5]))],
+        predictions=[Prediction(key="0", description="the squat is deeper", prediction="a", rationale="lower hips")],
+        evidence=[evidence],
+    )
+    ctx = PageContext(cfg=Config(), page_dir=tmp_path, models=[], endpoint_stand_ins=[], clip_stand_in=None)
+    return build_page(sample, result, (frames(30), frames(30)), ctx), skeletons

@@ -11,11 +11,9 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from pose3d_helpers import body_pose, in_world
+from pose3d_helpers import page_with_3d_evidence
 
 from viddiff.report.render import render_page
-from viddiff.report.skeleton3d import skeleton_3d_view
-from viddiff.report.views import CostView, DifferenceView, KeyframeRow, ReportPage
 from viddiff.serve.security import REPORT_CSP
 from viddiff.testing.browser import browser_page
 
@@ -47,20 +45,6 @@ def served_report(page_html: str) -> Iterator[str]:
         server.server_close()
 
 
-def report_with_3d() -> str:
-    a, up_a = in_world(body_pose(), up=(0.0, 0.0, 1.0), turn_deg=30, at=(1.0, 2.0, 0.9))
-    b, up_b = in_world(body_pose(knee_drop=0.15), up=(0.0, -1.0, 0.0), turn_deg=-80, at=(0.0, 0.5, 3.0))
-    view = skeleton_3d_view(a, up_a, b, up_b, time_a=1.2, time_b=1.45)
-    difference = DifferenceView(number=1, key="0", anchor="diff-1", name="depth", statement="the squat is deeper",
-                                verdict_class="a", verdict_text="More true of video A", rationale="lower hips",
-                                rows=[KeyframeRow(position=1, skeleton3d=view)])
-    return render_page(ReportPage(
-        title="3D", action="", mode="closed", videos=[], any_player=False, timeline=None, missed=[], description=None,
-        task=None, models=[], cost=CostView(calls=0, cache_hits=0, images=0, prompt_tokens=0, completion_tokens=0, cost="$0"),
-        stand_ins=[], notes=[], sample=None, nav=[], version="test", differences=[difference],
-    ))
-
-
 def lines(page, side: str) -> list[tuple[float, ...]]:
     return page.eval_on_selector_all(
         f"svg.skeleton3d .pose-{side} line:not([visibility=hidden])",
@@ -72,7 +56,8 @@ def lines(page, side: str) -> list[tuple[float, ...]]:
 def test_both_poses_are_drawn_and_turn_when_dragged_under_the_reports_policy(tmp_path: Path):
     from PIL import Image
 
-    with served_report(report_with_3d()) as url, browser_page() as page:
+    page_html = render_page(page_with_3d_evidence(tmp_path)[0])
+    with served_report(page_html) as url, browser_page() as page:
         problems: list[str] = []
         page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
         page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
@@ -89,6 +74,7 @@ def test_both_poses_are_drawn_and_turn_when_dragged_under_the_reports_policy(tmp
         assert page.locator("svg.skeleton3d circle").count() == 34
         drawn = Image.open(io.BytesIO(svg.screenshot())).convert("RGB")
         drawn.save(tmp_path / "skeleton3d.png")
+        page.screenshot(path=str(tmp_path / "report-3d.png"), full_page=True)
         colours = {c for _, c in drawn.getcolors(maxcolors=1 << 16)}
         assert any(b > r + 80 for r, g, b in colours) and any(r > b + 80 for r, g, b in colours)  # A blue, B orange
 

@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 import pytest
-from pose3d_helpers import body_pose, in_world
+from pose3d_helpers import body_pose, in_world, page_with_3d_evidence
 
 from viddiff.pose.skeleton import INDEX, JOINTS
 from viddiff.report.skeleton3d import skeleton_3d_view
@@ -46,21 +46,30 @@ def test_no_view_without_both_hips_and_a_clear_error_for_a_wrong_joint_count():
         skeleton_3d_view(a[:12], up, a, up, time_a=0.0, time_b=0.0)
 
 
-def test_the_page_embeds_the_poses_as_escaped_json_for_its_script():
+def test_a_page_with_3d_evidence_embeds_both_skeletons_of_each_keyframe_as_escaped_json(tmp_path):
     from viddiff.report.render import render_page
-    from viddiff.report.views import DifferenceView, KeyframeRow, ReportPage, CostView
 
-    a, up = in_world(body_pose(), up=(0.0, 0.0, 1.0), turn_deg=10, at=(0.0, 0.0, 0.9))
-    view = skeleton_3d_view(a, up, a, up, time_a=0.5, time_b=0.75)
-    view.label = "A <b>&'\" at 0.50 s"  # whatever text it holds stays text
-    page = ReportPage(
-        title="t", action="", mode="closed", videos=[], any_player=False, timeline=None, missed=[], description=None,
-        task=None, models=[], cost=CostView(calls=0, cache_hits=0, images=0, prompt_tokens=0, completion_tokens=0, cost="$0"),
-        stand_ins=[], notes=[], sample=None, nav=[], version="test",
-        differences=[DifferenceView(number=1, key="0", anchor="diff-1", name="n", statement="s", verdict_class="a",
-                                    verdict_text="A", rationale="r", rows=[KeyframeRow(position=1, skeleton3d=view)])],
-    )
+    page, skeletons = page_with_3d_evidence(tmp_path)
+    (row,) = page.differences[0].rows
+    view = row.skeleton3d
+    assert view is not None and view.label == "A at 1.20 s, B at 1.50 s"
+    for drawn, skeleton in zip((view.a, view.b), skeletons):  # each turned to face along z, nothing else changed
+        assert np.allclose(drawn, body_pose(knee_drop=0.0 if skeleton is skeletons[0] else 0.15), atol=0.0015)
+    view.label = "A <b>&'\" at 1.20 s"  # whatever text it holds stays text
     page_html = render_page(page)
     (attribute,) = re.findall(r'<svg class="skeleton3d"[^>]*data-skeleton="([^"]*)"', page_html)
     assert "<b>" not in attribute and "'" not in attribute
-    assert json.loads(html.unescape(attribute)) == json.loads(view.model_dump_json())
+    embedded = json.loads(html.unescape(attribute))
+    assert embedded == json.loads(view.model_dump_json())
+    assert len(embedded["a"]) == len(JOINTS) and embedded["b"][INDEX["left_knee"]][1] < embedded["a"][INDEX["left_knee"]][1]
+
+
+def test_one_view_evidence_has_no_3d_view_and_serialises_as_before(tmp_path):
+    from viddiff.schema import EvidencePoint
+
+    page, _ = page_with_3d_evidence(tmp_path)
+    point = EvidencePoint(frame_index=3, time_s=0.3, keypoints=[(0.5, 0.5, 0.9)])
+    assert "skeleton" not in point.model_dump() and "skeleton" not in point.model_dump_json()
+    from viddiff.report.skeleton3d import keyframe_skeletons
+
+    assert keyframe_skeletons(point, point) is None and keyframe_skeletons(None, point) is None

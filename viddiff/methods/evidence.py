@@ -187,6 +187,7 @@ class PoseEvidence:
                     keyframes=None if kf is None else (kf.a, kf.b)[i], frame_step_s=1.0 / video.fps_original,
                     view=view, subject=subjects[i] if view is not None else None,
                     triangulation_errors=track.triangulation_errors if isinstance(track, PerformancePose) else None,
+                    skeleton=track.skeleton if isinstance(track, PerformancePose) else None,
                 ))
             evidence.append(measure(diff.key, spec, *sides, stage_names, estimator=label, settings=settings))
         absent = {d.key: ready.absent.get(d.key, NO_MEASUREMENT) for d in proposal.differences if d.key not in ready.specs}

@@ -18,6 +18,7 @@ from viddiff.eval.closed import ClosedRecord
 from viddiff.eval.open import OpenRecord
 from viddiff.report import media
 from viddiff.report.evidence import absent_view, evidence_view, skeleton_frame
+from viddiff.report.skeleton3d import keyframe_skeletons
 from viddiff.report.standins import localised_with_clip
 from viddiff.report.timeline import ClipClock, axis_ticks, stage_colour, stage_spans
 from viddiff.report.views import (
@@ -283,7 +284,9 @@ def _keyframe_rows(
         zip(sides[0].frame_indices, sides[0].times_s), zip(sides[1].frame_indices, sides[1].times_s)
     )
     for position, (at_a, at_b) in enumerate(pairs):
-        row = KeyframeRow(position=position + 1)
+        row = KeyframeRow(position=position + 1, skeleton3d=keyframe_skeletons(
+            poses[0].get(at_a[0]) if at_a else None, poses[1].get(at_b[0]) if at_b else None,
+        ))
         for side, at in enumerate((at_a, at_b)):
             if at is None:
                 continue

@@ -15,10 +15,24 @@ import numpy as np
 
 from viddiff.pose.skeleton import BONES, INDEX, JOINTS
 from viddiff.report.views import Skeleton3DView
+from viddiff.schema import EvidencePoint
 
 Point3 = Optional[tuple[float, float, float]]
 MIN_JOINTS = 4
 """Fewer joints than this found in a pose: nothing worth turning around is drawn."""
+Y_UP = (0.0, 1.0, 0.0)
+"""The up of :class:`viddiff.schema.Skeleton3D`'s points."""
+
+
+def keyframe_skeletons(a: Optional[EvidencePoint], b: Optional[EvidencePoint]) -> Optional[Skeleton3DView]:
+    """The 3D view of a pair of keyframes, where both performances' evidence carries its body in 3D there (each
+    filmed from calibrated views); ``None`` otherwise (one-view evidence has only the picture's keypoints)."""
+    if a is None or b is None or a.skeleton is None or b.skeleton is None:
+        return None
+    if not a.skeleton.points or not b.skeleton.points:
+        return None
+    return skeleton_3d_view(a.skeleton.points, Y_UP, b.skeleton.points, Y_UP,
+                            time_a=a.skeleton.time_s, time_b=b.skeleton.time_s)
 
 
 def skeleton_3d_view(
