@@ -127,6 +127,21 @@ def test_a_two_view_comparison_runs_on_every_view_and_its_files_are_kept_while_i
         assert client.delete(f"/v1/videos/{views['a']}").status_code == 204
 
 
+def test_a_calibration_of_other_cameras_fails_the_comparison_saying_so(served, clips, calibrations):
+    """Pose2Sim's cameras were calibrated at 1088x1920; the 96x64 clips are not a rescale of that picture. The job
+    said 'internal error (CalibrationError)', then (CalibrationError a ViddiffError) named no side."""
+    with served.client(served.new_key("two-view-mismatch")) as client:
+        views = {"a": upload_video(client, clips["webm"]), "b": upload_video(client, clips["avi"])}
+        calibration = upload_calibration(client, calibrations["qca"]).json()["id"]
+        files = {"video_a": ("a.mp4", clips["a"].read_bytes()), "video_b": ("b.mp4", clips["b"].read_bytes())}
+        created = client.post("/v1/comparisons", data=two_view_form(views, calibration, ["the squat is deeper"]),
+                              files=files)
+        job = wait_finished(client, created.json()["id"])
+    assert job["status"] == "failed"
+    assert job["error"].startswith("video A: camera cam01 was calibrated at 1088x1920; a 96x64 video is not a rescale")
+    assert str(served.data_dir) not in job["error"]
+
+
 def test_what_a_two_view_request_must_hold(served, clips, calibrations):
     with served.client(served.new_key("two-view-errors")) as client:
         ids = {side: upload_video(client, clips[side]) for side in "ab"}

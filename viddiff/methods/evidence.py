@@ -26,6 +26,7 @@ from viddiff.errors import EndpointError, InvalidAnswerError
 from viddiff.localizer.localize import Localization
 from viddiff.pose.agreement import settle
 from viddiff.pose.align import stage_windows
+from viddiff.pose.calibration import CalibrationError
 from viddiff.pose.estimators import PoseEstimator, build_pose_estimator
 from viddiff.pose.mapping import map_differences
 from viddiff.pose.multiview import PerformancePose, estimate_performance
@@ -233,6 +234,8 @@ class PoseEvidence:
             )
         except SyncError as exc:
             raise SyncError(f"{which}'s views could not be aligned in time ({exc})") from None
+        except CalibrationError as exc:  # a camera that does not fit its video: say whose
+            raise CalibrationError(f"{which}: {exc}") from None
 
 
 def _levelled(tracks: Optional[tuple[BodyPose, BodyPose]]) -> tuple[Optional[BodyPose], Optional[BodyPose]]:
