@@ -219,8 +219,8 @@ def _add_compare(sub: "argparse._SubParsersAction", flags: list[argparse.Argumen
     cmp_.add_argument("--b", dest="videos_b", action="append", metavar="VIDEO", help="video B, as --a (default: none)")
     cmp_.add_argument(
         "--calibration", metavar="FILE",
-        help="where the cameras of a side with several videos stand, one camera per video in their order: a "
-        "Pose2Sim .toml or a Qualisys .qca.txt; one setup for both sides (default: none)",
+        help="where the cameras of a side with several videos stand, one camera per video in their order: the .toml "
+        "viddiff calibrate writes, a Pose2Sim .toml or a Qualisys .qca.txt; one setup for both sides (default: none)",
     )
     cmp_.add_argument(
         "--calibration-a", metavar="FILE", help="the calibration of video A's cameras alone (default: none)"
@@ -439,8 +439,8 @@ def _add_pose(sub: "argparse._SubParsersAction", flags: list[argparse.ArgumentPa
     )
     pose.add_argument(
         "--calibration", metavar="FILE",
-        help="where the cameras of several videos stand, one camera per video in their order: a Pose2Sim .toml or "
-        "a Qualisys .qca.txt (default: none)",
+        help="where the cameras of several videos stand, one camera per video in their order: the .toml viddiff "
+        "calibrate writes, a Pose2Sim .toml or a Qualisys .qca.txt (default: none)",
     )
     pose.add_argument(
         "--trc", metavar="FILE.trc",

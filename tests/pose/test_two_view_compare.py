@@ -15,6 +15,8 @@ import pytest
 from viddiff.cli import main
 from viddiff.store import ResultsStore
 from viddiff.testing import offline_overrides
+from viddiff.video import probe_video, read_video
+from viddiff.video.write import write_video
 
 STATEMENTS = ("the knees are straighter", "the arms are straighter", "the person is slower")
 THREE_D = "triangulated 3D from 2 calibrated views"
@@ -24,7 +26,7 @@ THREE_D = "triangulated 3D from 2 calibrated views"
 def sets(scripted_server, tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     """Offline models and one cache for the module: the second command reuses the first one's keypoints."""
     items = offline_overrides(scripted_server.base_url, str(tmp_path_factory.mktemp("two_view") / "cache.sqlite"))
-    items += ["localizer.method=uniform", "pose.fps=20", "pose.native_up_to_frames=40"]
+    items += ["localizer.method=uniform", "pose.fps=20", "pose.native_up_to_frames=20"]  # 25-34 pose frames a view
     return [x for item in items for x in ("--set", item)]
 
 
@@ -78,7 +80,7 @@ def test_halves_of_a_take_filmed_by_two_cameras_compare_in_3d(
 
 @pytest.mark.slow
 def test_compare_shows_a_3d_side_against_a_one_view_side(
-    sets: list[str], clip_h264: Path, clip_vp9: Path, two_camera_calibration: Path, capsys
+    tmp_path: Path, sets: list[str], clip_h264: Path, clip_vp9: Path, two_camera_calibration: Path, capsys
 ) -> None:
     args = ["compare", "--a", str(clip_h264), "--a", str(clip_vp9), "--b", str(clip_h264), "--calibration-a",
             str(two_camera_calibration), "--action", "a person moving in a lab", "--pose", "--difference", STATEMENTS[0],
@@ -88,9 +90,11 @@ def test_compare_shows_a_3d_side_against_a_one_view_side(
     assert knees["view_a"]["method"] == THREE_D and knees["view_b"]["method"] != THREE_D
     assert "triangulated from 2 calibrated views" in knees["estimator"]
 
-    assert main(args) == 0
+    report = tmp_path / "report.html"
+    assert main([*args, "--report", str(report)]) == 0
     table = capsys.readouterr().out
     assert "A: the only person in view, in 3D from 2 calibrated views" in table
+    assert "in 3D from 2 calibrated views" in report.read_text()
 
 
 @pytest.mark.slow
@@ -99,7 +103,7 @@ def test_pose_command_writes_the_take_in_3d_and_a_trc(
 ) -> None:
     out = tmp_path / "pose"
     assert main(["pose", str(clip_h264), str(clip_vp9), "--calibration", str(two_camera_calibration), "--out", str(out),
-                 "--trc", str(out / "take.trc"), "--fps", "24", *sets]) == 0
+                 "--trc", str(out / "take.trc"), "--fps", "20", "--overlay", *sets]) == 0
     err = capsys.readouterr().err
     assert "triangulated from 2 calibrated views" in err and "views aligned in time: view 2:" in err
     header = (out / "take.trc").read_text().splitlines()
@@ -109,14 +113,12 @@ def test_pose_command_writes_the_take_in_3d_and_a_trc(
     with (out / "angles.csv").open() as fh:
         knees = [row["left_knee_angle"] for row in csv.DictReader(fh)]
     assert len(knees) == int(n_frames) and sum(1 for k in knees if k) > len(knees) // 2  # the body's own angles
+    assert probe_video(out / "overlay.mp4").n_frames == int(n_frames)  # the 3D skeleton on the main video's frames
 
 
 @pytest.fixture(scope="module")
 def still_cam02(tmp_path_factory: pytest.TempPathFactory, clip_vp9: Path) -> Path:
     """cam02's first frame held for 100 frames at 60 fps: a view with no motion to align it by."""
-    from viddiff.video import read_video
-    from viddiff.video.write import write_video
-
     first = read_video(clip_vp9).frames[:1]
     out = tmp_path_factory.mktemp("still") / "cam02_still.mp4"
     return write_video(out, [first[0]] * 100, fps=60, options={"crf": "12", "preset": "ultrafast"})
