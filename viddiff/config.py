@@ -862,6 +862,11 @@ class ServeConfig(_Section):
     """Most frames per video, as the header counts them."""
     max_statements: int = Field(default=20, ge=1)
     """Most ``differences`` (closed mode) or ``n_differences`` (open mode) per comparison; each is a VLM call."""
+    max_views_per_side: int = Field(default=4, ge=1)
+    """Most videos of one performance (its main video and the other calibrated cameras' views of the same take,
+    for 3D pose evidence); each view is held to every video limit, as its own upload."""
+    max_calibration_bytes: int = Field(default=2**20, ge=1)
+    """Largest calibration file (a Pose2Sim TOML or a Qualisys ``.qca.txt``: a few KiB of text per camera)."""
     max_queued_per_key: int = Field(default=20, ge=1)
     """Comparisons one key may have waiting; one more is refused with 429 and ``Retry-After``."""
     max_queued_total: int = Field(default=200, ge=1)

@@ -377,6 +377,9 @@ class EvidencePoint(_Model):
     keypoints: list[Optional[tuple[float, float, float]]] = Field(default_factory=list)
     """``(x, y, confidence)`` per joint of :data:`viddiff.pose.skeleton.JOINTS`, x and y as fractions of the
     upright frame's width and height (so they fit the frame at any size); ``None`` where a joint was not found."""
+    skeleton: Optional["Skeleton3D"] = Field(default=None, exclude_if=lambda skeleton: skeleton is None)
+    """The body in 3D there, for a performance filmed from calibrated views (the report draws it); left out of the
+    serialised form when unset, so one-view evidence serialises as before."""
 
 
 class Skeleton3D(_Model):

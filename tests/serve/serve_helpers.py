@@ -31,6 +31,7 @@ LIMITS = [
     "serve.max_pixels=500000",
     "serve.max_frames=600",
     "serve.max_statements=4",
+    "serve.max_calibration_bytes=20000",
     "serve.max_queued_per_key=2",
     "serve.max_queued_total=3",
     "serve.requests_per_minute=100000",
@@ -175,6 +176,41 @@ def text_as_mp4(out: Path) -> Path:
 def zip_as_mp4(clip: Path, out: Path) -> Path:
     with zipfile.ZipFile(out, "w") as archive:
         archive.write(clip, "inside.mp4")
+    return out
+
+
+# ---- calibrations of two cameras (the first two of the Pose2Sim demo's four)
+
+POSE2SIM_CALIBRATION = Path(__file__).resolve().parents[1] / "data" / "pose2sim" / "Calib.qca.txt"
+
+
+def two_camera_qca(out: Path) -> Path:
+    """The Pose2Sim demo's Qualisys calibration with its first two cameras only."""
+    import xml.etree.ElementTree as ElementTree
+
+    tree = ElementTree.parse(POSE2SIM_CALIBRATION)
+    cameras = tree.getroot().find("cameras")
+    for camera in list(cameras)[2:]:
+        cameras.remove(camera)
+    tree.write(out, encoding="utf-8", xml_declaration=True)
+    return out
+
+
+def calibration_toml(out: Path, cameras: int = 2, size: tuple[int, int] = (96, 64)) -> Path:
+    """``cameras`` cameras as Pose2Sim's ``toml_write`` lays them out (rotation as a Rodrigues vector, metres),
+    calibrated at ``size`` (the test clips' own, so a comparison's pose wing can fit them to its videos)."""
+    focal = 1.55 * size[0]
+    cameras = "".join(
+        f'[{name}]\nname = "{name}"\nsize = [ {size[0]:.1f}, {size[1]:.1f}]\n'
+        f"matrix = [ [ {focal}, 0.0, {size[0] / 2 - 0.5}], [ 0.0, {focal}, {size[1] / 2 - 0.5}], [ 0.0, 0.0, 1.0]]\n"
+        "distortions = [ -0.046, 0.14, 0.0006, 0.0007]\n"
+        f"rotation = [ {rotation}]\ntranslation = [ {translation}]\nfisheye = false\n\n"
+        for name, rotation, translation in (
+            ("cam_01", "1.2, -0.9, 1.1", "0.4, 0.9, 3.1"), ("cam_02", "1.6, 0.3, 0.2", "-0.2, 0.8, 3.4"),
+            ("cam_03", "0.9, 1.2, -0.4", "0.1, 0.7, 3.6"), ("cam_04", "2.0, 0.1, 0.5", "-0.5, 0.9, 2.9"),
+        )[:cameras]
+    )
+    out.write_text(cameras + "[metadata]\nadjusted = false\nerror = 0.0\n")
     return out
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Iterator
 
 import pytest
-from serve_helpers import Served, read_events, serve_config, wait_until
+from serve_helpers import POSE2SIM_CALIBRATION, Served, read_events, serve_config, wait_until
 
 from viddiff.cli import main as viddiff_main
 from viddiff.testing.service import ServerThread
@@ -26,17 +26,21 @@ def short_lived(tmp_path_factory: pytest.TempPathFactory, serve_model) -> Iterat
 def test_uploads_results_and_reports_expire_after_the_retention(short_lived, clips):
     with short_lived.client(short_lived.new_key("expiring")) as client:
         video = client.post("/v1/videos", files={"video": ("a.mp4", clips["a"].read_bytes())}).json()
+        calibration = client.post("/v1/calibrations", files={"calibration": (
+            "Calib.qca.txt", POSE2SIM_CALIBRATION.read_bytes())}).json()
         job_id = client.post(
             "/v1/comparisons", data={"action": "squat", "differences": ["deeper"], "report": "true"},
             files={"video_a": ("a.mp4", clips["a"].read_bytes()), "video_b": ("b.mp4", clips["b"].read_bytes())},
         ).json()["id"]
         assert [kind for _, kind, _ in read_events(client, job_id)][-1] == "result"
-        stored = list((short_lived.data_dir / "videos").iterdir()) + list((short_lived.data_dir / "reports").iterdir())
-        assert len(stored) == 4  # the uploaded video, the comparison's two, its report
+        stored = [*(short_lived.data_dir / "videos").iterdir(), *(short_lived.data_dir / "reports").iterdir(),
+                  *(short_lived.data_dir / "calibrations").iterdir()]
+        assert len(stored) == 5  # the uploaded video, the comparison's two, its report, the calibration
         assert client.get(f"/v1/comparisons/{job_id}").json()["status"] == "done"
         wait_until(lambda: client.get(f"/v1/comparisons/{job_id}").status_code == 404, 3 * RETENTION_S,
                    "the comparison to expire", interval_s=1.0)
         assert client.get(f"/v1/videos/{video['id']}").status_code == 404
+        assert client.get(f"/v1/calibrations/{calibration['id']}").status_code == 404
         assert not any(p.exists() for p in stored)
 
 

@@ -1,5 +1,6 @@
 """``/openapi.json`` as client generators read it: checked field by field, then used for real (a client made by
-``openapi-python-client`` runs a comparison) and fuzzed (schemathesis, bounded examples, every check)."""
+``openapi-python-client`` runs a comparison, and one with two views per side) and fuzzed (schemathesis, bounded
+examples, every check)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from serve_helpers import wait_until
+from serve_helpers import calibration_toml, wait_until
 
 EVENT_MODELS = ["ProposalEvent", "SegmentationEvent", "VerdictEvent", "ResultEvent", "FailedEvent", "CancelledEvent"]
 KEYLESS = {("/healthz", "get"), ("/readyz", "get")}
@@ -122,10 +123,40 @@ def test_a_generated_client_runs_a_comparison(served, clips, tmp_path):
             assert any(note.startswith("stand-in: ") for note in job.result.notes)
             page = api.list_comparisons.sync(client=client, limit=1)
             assert [c.id for c in page.comparisons] == [created.id]
+            two_views = _two_view_comparison(client, models, types, clips, tmp_path)
+            assert two_views.status == "done", two_views.error
+            assert [d.description for d in two_views.result.differences] == ["the squat is deeper"]
     finally:
         sys.path.remove(str(tmp_path))
         for name in [m for m in sys.modules if m == "viddiff_client" or m.startswith("viddiff_client.")]:
             del sys.modules[name]
+
+
+def _two_view_comparison(client, models, types, clips, tmp_path):
+    """A comparison with a second view per side and their calibration, through the generated client's calls."""
+    upload_video = importlib.import_module("viddiff_client.api.videos.upload_video")
+    upload_calibration = importlib.import_module("viddiff_client.api.calibrations.upload_calibration")
+    get_comparison = importlib.import_module("viddiff_client.api.comparisons.get_comparison")
+    create_comparison = importlib.import_module("viddiff_client.api.comparisons.create_comparison")
+
+    def file(path):
+        return types.File(payload=io.BytesIO(path.read_bytes()), file_name=path.name)
+
+    views = [upload_video.sync(client=client, body=models.UploadVideoBody(video=file(clips[name]))) for name in ("webm", "avi")]
+    assert all(isinstance(view, models.Video) for view in views), views
+    calibration = upload_calibration.sync(client=client, body=models.UploadCalibrationBody(
+        calibration=file(calibration_toml(tmp_path / "setup.toml"))))
+    assert isinstance(calibration, models.Calibration) and calibration.cameras == 2, calibration
+    created = create_comparison.sync(client=client, body=models.CreateComparisonBody(
+        action="a square crossing the frame", differences=["the squat is deeper"], pose=True,
+        video_a=file(clips["a"]), video_b=file(clips["b"]), views_a=[views[0].id], views_b=[views[1].id],
+        calibration_a_id=calibration.id, calibration_b_id=calibration.id,
+    ))
+    assert isinstance(created, models.ComparisonCreated), created
+    return wait_until(
+        lambda: (got := get_comparison.sync(job_id=created.id, client=client)).status in ("done", "failed") and got,
+        90, "the two-view comparison to finish",
+    )
 
 
 def test_schemathesis_finds_nothing(served, tmp_path):

@@ -15,7 +15,7 @@ from typing import Iterator
 
 import httpx
 import pytest
-from serve_helpers import Served, read_events, serve_config, wait_finished, wait_until
+from serve_helpers import Served, calibration_toml, read_events, serve_config, wait_finished, wait_until
 from test_restart import SLOW, STATEMENTS, SlowOnOneStatement, check_the_restart, submit_and_catch_running
 
 from viddiff.testing.fake_openai import FakeOpenAIServer
@@ -78,6 +78,21 @@ def _submit(client: httpx.Client, clips, differences: list[str]) -> str:
     return answer.json()["id"]
 
 
+def _submit_two_views(client: httpx.Client, clips, tmp_path) -> str:
+    views = [client.post("/v1/videos", files={"video": (clips[name].name, clips[name].read_bytes())}).json()["id"]
+             for name in ("webm", "avi")]
+    setup = calibration_toml(tmp_path / "setup.toml")
+    calibration = client.post("/v1/calibrations", files={"calibration": ("setup.toml", setup.read_bytes())}).json()["id"]
+    answer = client.post(
+        "/v1/comparisons", data={"action": "a square crossing", "differences": ["the squat is deeper"], "pose": "true",
+                                 "views_a": [views[0]], "views_b": [views[1]], "calibration_a_id": calibration,
+                                 "calibration_b_id": calibration},
+        files={"video_a": ("a.mp4", clips["a"].read_bytes()), "video_b": ("b.mp4", clips["b"].read_bytes())},
+    )
+    assert answer.status_code == 202, answer.text
+    return answer.json()["id"]
+
+
 @pytest.mark.slow
 def test_jobs_spread_over_two_actors_and_a_killed_actors_job_reruns_on_the_other(
     cluster, tmp_path, slow_model, clips, placements
@@ -91,6 +106,13 @@ def test_jobs_spread_over_two_actors_and_a_killed_actors_job_reruns_on_the_other
             bodies = [wait_finished(client, job) for job in first]
             assert [b["status"] for b in bodies] == ["done", "done"]
             assert {placements.of(job)[0][0] for job in first} == {0, 1}
+
+            # Two views per side: the views and the calibration reach the actor as files too (the pose wing
+            # measured each side from both of its views; squares have no body to align them by, so no value).
+            two_views = _submit_two_views(client, clips, tmp_path)
+            body = wait_finished(client, two_views)
+            assert body["status"] == "done", body["error"]
+            assert "video A's views" in body["result"]["differences"][0]["evidence_absent"]
 
             # A job caught after its first verdict (its slow statement still being judged); its actor is killed.
             job = _submit(client, clips, ["the square moves faster", f"the square is {SLOW}"])

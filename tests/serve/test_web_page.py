@@ -11,8 +11,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from serve_helpers import BROKEN, HELD, wait_finished, wait_until
+from serve_helpers import BROKEN, HELD, calibration_toml, wait_finished, wait_until
 
+from viddiff.serve.jobs import JobStore
 from viddiff.testing.browser import browser_page
 
 # typed out of the order the scripted model decides them in, each with another kind of measurement:
@@ -243,6 +244,46 @@ def test_after_an_error_only_the_red_message_stays(served, named_clips, tmp_path
         assert page.inner_text("#status") == "failed"
         watched.screenshot("7-failed", "#error", "#verdicts")
         assert watched.problems == []
+
+
+@pytest.mark.slow
+def test_two_views_per_side_are_uploaded_with_their_calibrations(served, named_clips, clips, tmp_path, shots):
+    key = served.new_key("page-two-views")
+    calibration = calibration_toml(tmp_path / "setup.toml")
+    statements = ["the squat is deeper"]
+    with browser_page() as page:
+        watched = Watched(page, shots)
+        watched.open(served.url + "/", key)
+        fill(page, named_clips, statements)
+        page.click("#two-views summary")
+        page.set_input_files("#views-a", str(clips["webm"]))
+        page.set_input_files("#views-b", str(clips["avi"]))
+        assert page.is_checked("#pose")  # other views serve the body-pose measurement only
+        page.click("#submit")  # no calibration yet: said at once, nothing uploaded
+        page.wait_for_selector("#error:not([hidden])")
+        assert page.inner_text("#error") == "pick the calibration of A's cameras, or no other views of A"
+        page.set_input_files("#calibration-a", str(calibration))
+        page.set_input_files("#calibration-b", str(calibration))
+        watched.screenshot("8-two-views-filled", "#two-views")
+        page.click("#submit")
+        wait_rows(page, statements)
+        page.wait_for_selector("#report-link:not([hidden])", timeout=60000)
+        job_id = page.evaluate("location.hash.slice(1)")
+        watched.screenshot("9-two-views-done", "#verdicts")
+        assert watched.problems == []
+    with served.client(key) as client:
+        job = wait_finished(client, job_id)
+        assert job["status"] == "done", job["error"]
+        store = JobStore(served.data_dir / "serve.sqlite")
+        try:
+            spec = store.job(job_id).spec
+        finally:
+            store.close()
+        for side, clip in (("a", "webm.webm"), ("b", "avi.avi")):
+            (view,) = spec[f"views_{side}"]
+            assert client.get(f"/v1/videos/{Path(view).stem}").json()["filename"] == clip
+            setup = client.get(f"/v1/calibrations/{Path(spec[f'calibration_{side}']).name.split('.')[0]}").json()
+            assert (setup["filename"], setup["cameras"]) == ("setup.toml", 2)
 
 
 def test_the_report_names_the_uploaded_files_not_the_stored_ones(served, named_clips):

@@ -26,6 +26,7 @@ from viddiff.errors import EndpointError, InvalidAnswerError
 from viddiff.localizer.localize import Localization
 from viddiff.pose.agreement import settle
 from viddiff.pose.align import stage_windows
+from viddiff.pose.calibration import CalibrationError
 from viddiff.pose.estimators import PoseEstimator, build_pose_estimator
 from viddiff.pose.mapping import map_differences
 from viddiff.pose.multiview import PerformancePose, estimate_performance
@@ -187,6 +188,7 @@ class PoseEvidence:
                     keyframes=None if kf is None else (kf.a, kf.b)[i], frame_step_s=1.0 / video.fps_original,
                     view=view, subject=subjects[i] if view is not None else None,
                     triangulation_errors=track.triangulation_errors if isinstance(track, PerformancePose) else None,
+                    skeleton=track.skeleton if isinstance(track, PerformancePose) else None,
                 ))
             evidence.append(measure(diff.key, spec, *sides, stage_names, estimator=label, settings=settings))
         absent = {d.key: ready.absent.get(d.key, NO_MEASUREMENT) for d in proposal.differences if d.key not in ready.specs}
@@ -232,6 +234,8 @@ class PoseEvidence:
             )
         except SyncError as exc:
             raise SyncError(f"{which}'s views could not be aligned in time ({exc})") from None
+        except CalibrationError as exc:  # a camera that does not fit its video: say whose
+            raise CalibrationError(f"{which}: {exc}") from None
 
 
 def _levelled(tracks: Optional[tuple[BodyPose, BodyPose]]) -> tuple[Optional[BodyPose], Optional[BodyPose]]:

@@ -27,8 +27,8 @@ from viddiff.pose.statistics import Reading, coverage, frame_noise, inside, read
 from viddiff.pose.view import WORDS, faces_plane
 from viddiff.pose.vocabulary import QUANTITIES, label, normalised, series_names
 from viddiff.schema import (
-    CameraView, Evidence, EvidenceCurve, EvidenceInterval, EvidencePoint, Letter, MeasurementSpec, SubjectInfo,
-    VideoKeyframes,
+    CameraView, Evidence, EvidenceCurve, EvidenceInterval, EvidencePoint, Letter, MeasurementSpec, Skeleton3D,
+    SubjectInfo, VideoKeyframes,
 )
 
 _DIGITS = 4
@@ -56,6 +56,9 @@ class VideoMeasures:
     triangulation_errors: Optional[Mapping[str, float]] = None
     """Per quantity, the triangulation and calibration part of a 3D performance's value (its ``view`` part;
     :attr:`viddiff.pose.multiview.PerformancePose.triangulation_errors`); ``None`` for one video."""
+    skeleton: Optional[Callable[[float], Skeleton3D]] = None
+    """A 3D performance's body at a time of its main video (:meth:`viddiff.pose.multiview.PerformancePose.skeleton`),
+    kept at each keyframe for the report's 3D view; ``None`` for one video."""
 
 
 @dataclass(frozen=True)
@@ -414,6 +417,8 @@ def _points(video: VideoMeasures, values: np.ndarray) -> list[EvidencePoint]:
                     if np.isfinite(x) and np.isfinite(y) else None
                     for (x, y), c in zip(kin.xy[nearest], kin.confidence[nearest])
                 ]
+                if video.skeleton is not None:
+                    point.skeleton = video.skeleton(time_s)
         points.append(point)
     return points
 

@@ -11,13 +11,14 @@ import itertools
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional, Sequence, Union
+from typing import Iterable, Mapping, Optional, Sequence, Union
 
 from viddiff.config import Config
 from viddiff.eval.closed import ClosedRecord
 from viddiff.eval.open import OpenRecord
 from viddiff.report import media
 from viddiff.report.evidence import absent_view, evidence_view, skeleton_frame
+from viddiff.report.skeleton3d import keyframe_skeletons
 from viddiff.report.standins import localised_with_clip
 from viddiff.report.timeline import ClipClock, axis_ticks, stage_colour, stage_spans
 from viddiff.report.views import (
@@ -105,13 +106,15 @@ def build_page(
     benchmark: bool = False,
     checks: Sequence[CheckView] = (),
     video_names: Optional[Sequence[str]] = None,
+    file_names: Optional[Mapping[str, str]] = None,
 ) -> ReportPage:
     """The page of one comparison, or of one single-video task (``sample.task``: the prompt, the answer and the
     ``checks`` it was scored on). ``videos`` is ``None`` when they could not be read again; ``video_names``
-    replace the files' names and paths on the page."""
+    replace the files' names and paths on the page, ``file_names`` (by path) those of other views and calibrations."""
     clocks = (ClipClock.of(videos[0]), ClipClock.of(videos[1])) if videos and len(videos) == 2 else None
     video_views = [
-        _video_view(label, ref, videos[i] if videos else None, ctx, video_names[i] if video_names else None)
+        _video_view(label, ref, videos[i] if videos else None, ctx, video_names[i] if video_names else None,
+                    file_names or {})
         for i, (label, ref) in enumerate(zip("AB", sample.videos))
     ]
     playable = tuple(v.src is not None for v in video_views)
@@ -178,12 +181,14 @@ def cost_view(usages: Iterable[StageUsage]) -> CostView:
 
 
 def _video_view(
-    label: str, ref: VideoRef, frames: Optional[VideoFrames], ctx: PageContext, shown_name: Optional[str] = None
+    label: str, ref: VideoRef, frames: Optional[VideoFrames], ctx: PageContext, shown_name: Optional[str] = None,
+    file_names: Optional[Mapping[str, str]] = None,
 ) -> VideoView:
     path = Path(ref.path)
     src, note = media.player_source(path, ctx.page_dir, ctx.embed_videos)
     name = shown_name or path.name or str(path)
-    common = dict(label=label, path=shown_name or str(path), name=name, src=src, embedded=bool(src) and ctx.embed_videos)
+    common = dict(label=label, path=shown_name or str(path), name=name, src=src, embedded=bool(src) and ctx.embed_videos,
+                  views=_views_note(ref, file_names or {}))
     if frames is None:
         unread = "could not be read when this report was written"
         return VideoView(**common, note=f"{note}; {unread}" if note else unread)
@@ -202,6 +207,18 @@ def _video_view(
         frame_size=f"{width}×{height}",
         trim=f"frames {frames.start}–{frames.end} of {frames.n_frames_source}" if trimmed else None,
     )
+
+
+def _views_note(ref: VideoRef, file_names: Mapping[str, str]) -> Optional[str]:
+    """The video's other calibrated views and their calibration, by the names their files had."""
+    if not ref.views or ref.calibration is None:
+        return None
+
+    def named(path: str) -> str:
+        return file_names.get(path) or Path(path).name
+
+    more = "1 more view" if len(ref.views) == 1 else f"{len(ref.views)} more views"
+    return f"and {more} for 3D pose: {', '.join(named(v.path) for v in ref.views)}; cameras: {named(ref.calibration)}"
 
 
 # ---------------------------------------------------------------------- differences
@@ -267,7 +284,9 @@ def _keyframe_rows(
         zip(sides[0].frame_indices, sides[0].times_s), zip(sides[1].frame_indices, sides[1].times_s)
     )
     for position, (at_a, at_b) in enumerate(pairs):
-        row = KeyframeRow(position=position + 1)
+        row = KeyframeRow(position=position + 1, skeleton3d=keyframe_skeletons(
+            poses[0].get(at_a[0]) if at_a else None, poses[1].get(at_b[0]) if at_b else None,
+        ))
         for side, at in enumerate((at_a, at_b)):
             if at is None:
                 continue

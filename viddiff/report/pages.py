@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional, Protocol, Sequence
+from typing import Mapping, Optional, Protocol, Sequence
 
 from viddiff.config import Config, ModelCallConfig
 from viddiff.report.build import PageContext, build_page
@@ -52,11 +52,13 @@ def page_context(
 
 def write_comparison_report(
     path: Path, run: ProcessedPair, cfg: Config, *, embed_videos: bool = False,
-    video_names: Optional[tuple[str, str]] = None,
+    video_names: Optional[tuple[str, str]] = None, file_names: Optional[Mapping[str, str]] = None,
 ) -> Path:
     """The HTML page of one comparison, at ``path`` (videos linked relative to it, or embedded).
-    ``video_names``: how to name videos A and B (a service names the user's uploads, not its stored files)."""
+    ``video_names``: how to name videos A and B (a service names the user's uploads, not its stored files);
+    ``file_names``: the same for other views and calibrations, by path."""
     path = Path(path)
     clip_used = localised_with_clip(cfg, [run.result])
     ctx = page_context(cfg, path.parent, clip_used=clip_used, embed_videos=embed_videos)
-    return write_page(path, build_page(run.sample, run.result, run.videos, ctx, video_names=video_names))
+    return write_page(path, build_page(run.sample, run.result, run.videos, ctx, video_names=video_names,
+                                       file_names=file_names))

@@ -38,6 +38,9 @@ class VideoView(_View):
     trim: Optional[str] = None
     note: Optional[str] = None
     """Why there is no player or no frames (image directory, unreadable at report time)."""
+    views: Optional[str] = None
+    """The other calibrated cameras' videos of the same take, for 3D pose evidence, and their calibration
+    ("and 1 more view for 3D pose: side.mp4; cameras: Calib.qca.txt")."""
 
 
 class AxisTick(_View):
@@ -123,6 +126,22 @@ class FrameView(_View):
     """Display size in CSS pixels (the long side is at least ``MIN_LONG_SIDE``)."""
 
 
+class Skeleton3DView(_View):
+    """Both performances' measured 3D poses at one keyframe, each in its body's own frame (metres, origin between
+    the hips, y up, z forwards): what the report's script draws and turns (:mod:`viddiff.report.skeleton3d`)."""
+
+    a: list[Optional[tuple[float, float, float]]]
+    b: list[Optional[tuple[float, float, float]]]
+    """A point per joint of ``joints`` (``None``: not triangulated)."""
+    joints: list[str]
+    bones: list[tuple[int, int]]
+    """Joint index pairs drawn as segments."""
+    radius: float
+    """Metres from the origin that the drawing must show (every point, however it is turned)."""
+    label: str
+    """When each pose was taken ("A at 1.20 s, B at 1.45 s")."""
+
+
 class KeyframeRow(_View):
     """The i-th keyframe of A beside the i-th of B (the localizer picks them at aligned moments)."""
 
@@ -132,6 +151,8 @@ class KeyframeRow(_View):
     seek_a: Optional[float] = None
     seek_b: Optional[float] = None
     """File times (seconds) the seek button sends each player to."""
+    skeleton3d: Optional[Skeleton3DView] = None
+    """Both 3D poses at these keyframes, where the difference's evidence is 3D (two calibrated views per side)."""
 
 
 class StageChip(_View):

@@ -21,7 +21,7 @@ from viddiff.serve.access_log import AccessLog
 from viddiff.serve.errors import ApiError
 from viddiff.serve.http_limits import bound_requests
 from viddiff.serve.openapi import allowed_methods, operation_id, refine_schema
-from viddiff.serve.routes import comparisons, docs, operations, videos, web
+from viddiff.serve.routes import calibrations, comparisons, docs, operations, videos, web
 from viddiff.serve.security import secure_headers
 from viddiff.serve.service import Service
 
@@ -74,7 +74,7 @@ def create_app(service: Service) -> FastAPI:
                 headers["Allow"] = ", ".join(methods)
         return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=headers)
 
-    for resource in (operations, videos, comparisons, web):
+    for resource in (operations, videos, calibrations, comparisons, web):
         app.include_router(resource.router(service))
     app.include_router(docs.router(app.title, app.openapi_url))
     app.add_middleware(AccessLog, on_request=service.metrics.request)

@@ -28,6 +28,7 @@ from viddiff.api import CompareEvent, EventView, VidDiff, build_sample
 from viddiff.errors import ViddiffError
 from viddiff.methods.events import Finished
 from viddiff.methods.viddiff import PairRun
+from viddiff.schema import Mode, Sample
 from viddiff.serve.models import ActorsHealth
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,29 @@ class JobSpec(BaseModel):
     """Where to write the self-contained HTML report once the comparison succeeded; ``None``: no report."""
     video_names: Optional[tuple[str, str]] = None
     """The names the user's files had (A, B), for the report; ``None``: the stored files' own names."""
+    views_a: list[str] = []
+    views_b: list[str] = []
+    """More videos of each performance's take, from its other calibrated cameras (3D pose evidence only), in the
+    order of their cameras in the calibration after the main video's."""
+    calibration_a: Optional[str] = None
+    calibration_b: Optional[str] = None
+    """The calibration of each performance's cameras (set exactly where it has views)."""
+    view_names: tuple[list[str], list[str]] = ([], [])
+    calibration_names: tuple[Optional[str], Optional[str]] = (None, None)
+    """The names the user's files of the views and calibrations had, for the report (like ``video_names``)."""
+
+    def file_names(self) -> dict[str, str]:
+        """The user's names of the views and calibrations, by their paths here (the report shows them)."""
+        names = dict(zip([*self.views_a, *self.views_b], [*self.view_names[0], *self.view_names[1]]))
+        for path, name in zip((self.calibration_a, self.calibration_b), self.calibration_names):
+            if path and name:
+                names[path] = name
+        return names
+
+    def files(self) -> list[str]:
+        """Every file the job reads: the videos, their views, the calibrations (what must stay while it runs)."""
+        return [self.video_a, self.video_b, *self.views_a, *self.views_b,
+                *(path for path in (self.calibration_a, self.calibration_b) if path)]
 
 
 @dataclass(frozen=True)
@@ -119,9 +143,7 @@ async def comparison_events(vd: VidDiff, spec: JobSpec) -> AsyncIterator[Compare
     """One job's events: ``VidDiff.aevents`` as the app events of ``VidDiff.astream``, the report written
     before the result is passed on (wherever the comparison runs). The result carries the ``stand-in: ...``
     notes ``VidDiff.acompare`` adds; they are found in a thread, as finding them may ask a local model server."""
-    sample, mode = build_sample(
-        spec.video_a, spec.video_b, spec.action, differences=spec.differences, n_differences=spec.n_differences
-    )
+    sample, mode = job_sample(spec)
     stand_ins: list[str] = []
     view = EventView(spec.action, lambda result: stand_ins)  # read when the result is converted, after Finished
     events = vd.aevents(sample, mode)
@@ -132,8 +154,19 @@ async def comparison_events(vd: VidDiff, spec: JobSpec) -> AsyncIterator[Compare
                 if spec.report_path:
                     videos = event.videos or await vd.load_videos(sample)
                     run = PairRun(sample, videos, event.result)
-                    await asyncio.to_thread(_write_report, Path(spec.report_path), run, vd, spec.video_names)
+                    await asyncio.to_thread(_write_report, Path(spec.report_path), run, vd, spec)
             yield view.convert(event)
+
+
+def job_sample(spec: JobSpec) -> tuple[Sample, Mode]:
+    """The job as the Python API's ``Sample``: a side with views is one performance from several calibrated
+    cameras (its videos, main first, and its calibration), as ``compare`` takes it."""
+    sides = [[video, *views] if views else video for video, views in ((spec.video_a, spec.views_a),
+                                                                       (spec.video_b, spec.views_b))]
+    return build_sample(
+        *sides, spec.action, differences=spec.differences, n_differences=spec.n_differences,
+        calibration_a=spec.calibration_a, calibration_b=spec.calibration_b,
+    )
 
 
 class WorkerPool(ABC):
@@ -268,8 +301,9 @@ class LocalExecutor(WorkerPool):
         return Ended(spec.job_id, "done")
 
 
-def _write_report(path: Path, run: PairRun, vd: VidDiff, video_names: Optional[tuple[str, str]]) -> None:
+def _write_report(path: Path, run: PairRun, vd: VidDiff, spec: JobSpec) -> None:
     from viddiff.report.pages import write_comparison_report
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_comparison_report(path, run, vd.config, embed_videos=True, video_names=video_names)
+    write_comparison_report(path, run, vd.config, embed_videos=True, video_names=spec.video_names,
+                            file_names=spec.file_names())

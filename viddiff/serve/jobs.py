@@ -43,6 +43,10 @@ CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, created_at);
 CREATE TABLE IF NOT EXISTS events (
     job_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (job_id, seq)
 );
+CREATE TABLE IF NOT EXISTS calibrations (
+    id TEXT PRIMARY KEY, owner TEXT NOT NULL, path TEXT NOT NULL, filename TEXT NOT NULL, bytes INTEGER NOT NULL,
+    format TEXT NOT NULL, cameras INTEGER NOT NULL, created_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS key_webhooks (name TEXT PRIMARY KEY, secret TEXT NOT NULL, callback_url TEXT);
 CREATE TABLE IF NOT EXISTS webhooks (job_id TEXT PRIMARY KEY, delivery TEXT NOT NULL);
 """
@@ -70,6 +74,18 @@ class VideoRow:
     width: Optional[int]
     height: Optional[int]
     n_frames: Optional[int]
+    created_at: float
+
+
+@dataclass(frozen=True)
+class CalibrationRow:
+    id: str
+    owner: str
+    path: str
+    filename: str
+    bytes: int
+    format: str
+    cameras: int
     created_at: float
 
 
@@ -117,11 +133,23 @@ class QueueFull(Exception):
 
 
 class VideoGone(Exception):
-    """A video a new job refers to was deleted since it was looked up."""
+    """A video (or calibration) a new job refers to was deleted since it was looked up."""
 
-    def __init__(self, video_id: str):
+    def __init__(self, video_id: str, what: str = "video"):
         super().__init__(video_id)
         self.video_id = video_id
+        self.what = what
+
+
+_IN_USE = (
+    "SELECT id FROM jobs WHERE status IN ('queued', 'running') AND ("
+    " json_extract(spec, '$.video_a') = :path OR json_extract(spec, '$.video_b') = :path"
+    " OR json_extract(spec, '$.calibration_a') = :path OR json_extract(spec, '$.calibration_b') = :path"
+    " OR EXISTS (SELECT 1 FROM json_each(spec, '$.views_a') WHERE value = :path)"
+    " OR EXISTS (SELECT 1 FROM json_each(spec, '$.views_b') WHERE value = :path)"
+    ") ORDER BY created_at"
+)
+"""The queued or running jobs that read the file at ``:path`` (a video, a view or a calibration)."""
 
 
 class JobStore:
@@ -251,35 +279,55 @@ class JobStore:
         self._exec("DELETE FROM videos WHERE id = ?", (video_id,))
 
     def delete_video_unless_used(self, video_id: str) -> list[str]:
-        """Delete the video's row unless a queued or running job uses it: then those jobs' ids (kept)."""
+        """Delete the video's row unless a queued or running job uses it (as a main video or a view): then those
+        jobs' ids (kept)."""
+        return self._delete_unless_used("videos", video_id)
+
+    def _delete_unless_used(self, table: str, row_id: str) -> list[str]:
         with self._write() as conn:
-            row = conn.execute("SELECT path FROM videos WHERE id = ?", (video_id,)).fetchone()
+            row = conn.execute(f"SELECT path FROM {table} WHERE id = ?", (row_id,)).fetchone()
             if row is None:
                 return []
-            users = [r[0] for r in conn.execute(
-                "SELECT id FROM jobs WHERE status IN ('queued', 'running') AND"
-                " (json_extract(spec, '$.video_a') = ? OR json_extract(spec, '$.video_b') = ?) ORDER BY created_at",
-                (row[0], row[0]),
-            )]
+            users = [r[0] for r in conn.execute(_IN_USE, {"path": row[0]})]
             if not users:
-                conn.execute("DELETE FROM videos WHERE id = ?", (video_id,))
+                conn.execute(f"DELETE FROM {table} WHERE id = ?", (row_id,))
             return users
 
     def videos_created_before(self, cutoff: float) -> list[VideoRow]:
         return [VideoRow(*r) for r in self._rows("SELECT * FROM videos WHERE created_at < ?", (cutoff,))]
+
+    # ---- calibrations
+
+    def add_calibration(self, row: CalibrationRow) -> None:
+        self._exec("INSERT INTO calibrations VALUES (?, ?, ?, ?, ?, ?, ?, ?)", _calibration_values(row))
+
+    def calibration(self, owner: str, calibration_id: str) -> Optional[CalibrationRow]:
+        rows = self._rows("SELECT * FROM calibrations WHERE id = ? AND owner = ?", (calibration_id, owner))
+        return CalibrationRow(*rows[0]) if rows else None
+
+    def delete_calibration(self, calibration_id: str) -> None:
+        self._exec("DELETE FROM calibrations WHERE id = ?", (calibration_id,))
+
+    def delete_calibration_unless_used(self, calibration_id: str) -> list[str]:
+        """Delete the calibration's row unless a queued or running job uses it: then those jobs' ids (kept)."""
+        return self._delete_unless_used("calibrations", calibration_id)
+
+    def calibrations_created_before(self, cutoff: float) -> list[CalibrationRow]:
+        return [CalibrationRow(*r) for r in self._rows("SELECT * FROM calibrations WHERE created_at < ?", (cutoff,))]
 
     # ---- jobs
 
     def add_job(
         self, owner: str, job_id: str, spec: dict[str, Any], *, action: str, mode: str, report: bool,
         idempotency_key: Optional[str], videos: Sequence[VideoRow] = (), uses: Sequence[str] = (),
-        max_queued_per_key: Optional[int] = None, max_queued_total: Optional[int] = None,
+        uses_calibrations: Sequence[str] = (), max_queued_per_key: Optional[int] = None,
+        max_queued_total: Optional[int] = None,
     ) -> tuple[str, bool]:
         """Queue a job with the rows of its new ``videos``, in one transaction: ``(id, created)``.
 
         With an ``idempotency_key`` this owner used before, nothing is added and the earlier job's id comes
         back. Raises :class:`QueueFull` when the queue limits would be passed, :class:`VideoGone` when a video
-        id of ``uses`` (videos uploaded before) no longer exists. Counting and inserting under one write lock
+        id of ``uses`` (videos uploaded before) or a calibration id of ``uses_calibrations`` no longer exists. Counting and inserting under one write lock
         is what makes the limits hold for concurrent requests.
         """
         with self._write() as conn:
@@ -298,6 +346,9 @@ class JobStore:
             for video_id in uses:
                 if conn.execute("SELECT 1 FROM videos WHERE id = ?", (video_id,)).fetchone() is None:
                     raise VideoGone(video_id)
+            for calibration_id in uses_calibrations:
+                if conn.execute("SELECT 1 FROM calibrations WHERE id = ?", (calibration_id,)).fetchone() is None:
+                    raise VideoGone(calibration_id, "calibration")
             for row in videos:
                 conn.execute("INSERT INTO videos VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", _video_values(row))
             conn.execute(
@@ -494,6 +545,10 @@ def _finish(conn: sqlite3.Connection, job_id: str, status: str, error: Optional[
 def _video_values(row: VideoRow) -> tuple:
     return (row.id, row.owner, row.job_id, row.path, row.filename, row.bytes, row.kind, row.duration_s, row.width,
             row.height, row.n_frames, row.created_at)
+
+
+def _calibration_values(row: CalibrationRow) -> tuple:
+    return (row.id, row.owner, row.path, row.filename, row.bytes, row.format, row.cameras, row.created_at)
 
 
 def _job(row: sqlite3.Row) -> JobRow:

@@ -101,6 +101,20 @@ class Video(BaseModel):
     created_at: float
 
 
+class Calibration(BaseModel):
+    """An uploaded calibration (``POST /v1/calibrations``): the cameras of a two-view (or more) performance, to be
+    referenced by id in comparisons (``calibration_a_id``, ``calibration_b_id``)."""
+
+    id: str
+    filename: str
+    bytes: int
+    format: Literal["toml", "qca"]
+    """Judged from the content: ``toml`` (Pose2Sim's, or ``viddiff calibrate``'s) or ``qca`` (Qualisys ``.qca.txt``)."""
+    cameras: int
+    """How many cameras it holds; a performance using it has that many videos (its main video, then its views)."""
+    created_at: float
+
+
 class Problem(BaseModel):
     """Every 4xx/5xx answer: what is wrong and what to do."""
 

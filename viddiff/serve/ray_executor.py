@@ -36,7 +36,7 @@ from viddiff.runs.ray_method import cluster_address, endpoint_environment, impor
 from viddiff.serve.executor import Emitted, Ended, JobSpec, OnUpdate, WorkerPool, comparison_events, failure_message
 from viddiff.serve.models import ActorsHealth
 from viddiff.serve.ray_actors import ActorPlace, ActorPool
-from viddiff.serve.ray_files import ReportFile, job_on_this_node, read_videos, write_report
+from viddiff.serve.ray_files import ReportFile, job_on_this_node, read_files, write_report
 
 log = logging.getLogger(__name__)
 MakeVidDiff = Callable[..., Callable[[bool], VidDiff]]
@@ -76,12 +76,13 @@ class CompareActor:
         """Never returns: the head's call fails the moment this actor dies (:class:`ActorPool`)."""
         await asyncio.Event().wait()
 
-    async def compare(self, spec: JobSpec, video_a: bytes, video_b: bytes) -> AsyncIterator[ActorItem]:
+    async def compare(self, spec: JobSpec, *files: bytes) -> AsyncIterator[ActorItem]:
         """The comparison's events, each as soon as it is made, its report just before the result; a failure
-        of the comparison is the last item. The videos come as bytes (from the object store), never as paths."""
+        of the comparison is the last item. Its files (videos, views, calibrations) come as bytes (from the
+        object store), never as paths."""
         try:
             vd = await self._vid_diff(spec.pose)
-            with job_on_this_node(spec, video_a, video_b) as here:
+            with job_on_this_node(spec, files) as here:
                 async for event in comparison_events(vd, here):
                     if event.type == "result" and here.report_path:
                         yield ReportFile(Path(here.report_path).read_bytes())
@@ -177,7 +178,7 @@ class RayExecutor(WorkerPool):
         assert self._pool is not None, "start() first"
         passed = _Passed()
         tried: list[int] = []
-        videos = await asyncio.to_thread(self._put_videos, spec)
+        videos = await asyncio.to_thread(self._put_files, spec)
         while True:
             actor, handle = await self._pool.take(avoid=tried)
             tried.append(actor)
@@ -199,13 +200,13 @@ class RayExecutor(WorkerPool):
             finally:
                 self._pool.release(actor)
 
-    def _put_videos(self, spec: JobSpec) -> list[Any]:
-        """The job's videos in the object store, once for all its tries."""
+    def _put_files(self, spec: JobSpec) -> list[Any]:
+        """The job's files in the object store, once for all its tries."""
         try:
-            data = read_videos(spec)
+            data = read_files(spec)
         except OSError as exc:
-            raise ViddiffError(f"a video of this comparison can no longer be read ({exc.strerror})") from None
-        return [self._ray.put(video) for video in data]
+            raise ViddiffError(f"a file of this comparison can no longer be read ({exc.strerror})") from None
+        return [self._ray.put(item) for item in data]
 
     async def _run_on(self, handle: Any, actor: int, spec: JobSpec, videos: list[Any], passed: _Passed) -> Ended:
         """Stream the job's events from ``handle``; raises ``RayActorError`` if the actor dies meanwhile."""

@@ -1,8 +1,8 @@
 """A job's files on Ray, never as paths: its videos go to the actor through Ray's object store, and its
 report comes back to the head with its events.
 
-The head reads the job's two uploaded files and puts them in the object store once (:func:`read_videos`,
-then ``ray.put``); a re-run on another actor gets the same objects. The actor writes them to a directory of
+The head reads the job's uploaded files (its two videos, and any other views and calibrations) and puts them
+in the object store once (:func:`read_files`, then ``ray.put``); a re-run on another actor gets the same objects. The actor writes them to a directory of
 its own for the length of the comparison (:func:`job_on_this_node`), writes the report there, and sends its
 bytes back (:class:`ReportFile`) just before the result event; the head writes it under its ``--data-dir``
 before it passes the result on. So an actor needs no path of the head's, on any node.
@@ -15,7 +15,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from viddiff.serve.executor import JobSpec
 
@@ -27,21 +27,27 @@ class ReportFile:
     data: bytes
 
 
-def read_videos(spec: JobSpec) -> tuple[bytes, bytes]:
-    """The job's two videos as bytes (on the head, which holds them)."""
-    return Path(spec.video_a).read_bytes(), Path(spec.video_b).read_bytes()
+def read_files(spec: JobSpec) -> list[bytes]:
+    """The job's files as bytes, in the order of :meth:`JobSpec.files` (on the head, which holds them)."""
+    return [Path(path).read_bytes() for path in spec.files()]
 
 
 @contextlib.contextmanager
-def job_on_this_node(spec: JobSpec, video_a: bytes, video_b: bytes) -> Iterator[JobSpec]:
-    """``spec`` with its videos (and report, if asked for) in a directory of this process's, removed after."""
+def job_on_this_node(spec: JobSpec, files: Sequence[bytes]) -> Iterator[JobSpec]:
+    """``spec`` with its files (``files``, in the order of :meth:`JobSpec.files`) and its report, if asked for,
+    in a directory of this process's, removed after."""
     with tempfile.TemporaryDirectory(prefix=f"viddiff-{spec.job_id}-") as folder:
-        paths = {}
-        for side, path, data in (("a", spec.video_a, video_a), ("b", spec.video_b, video_b)):
-            paths[side] = Path(folder) / f"{side}{Path(path).suffix}"
-            paths[side].write_bytes(data)
+        here: dict[str, str] = {}
+        for i, (path, data) in enumerate(zip(spec.files(), files, strict=True)):
+            here[path] = str(Path(folder) / f"{i}{''.join(Path(path).suffixes)}")  # .qca.txt: the reader's cue
+            Path(here[path]).write_bytes(data)
         report = str(Path(folder) / "report.html") if spec.report_path else None
-        yield spec.model_copy(update={"video_a": str(paths["a"]), "video_b": str(paths["b"]), "report_path": report})
+        yield spec.model_copy(update={
+            "video_a": here[spec.video_a], "video_b": here[spec.video_b],
+            "views_a": [here[p] for p in spec.views_a], "views_b": [here[p] for p in spec.views_b],
+            "calibration_a": here.get(spec.calibration_a or ""), "calibration_b": here.get(spec.calibration_b or ""),
+            "report_path": report,
+        })
 
 
 def write_report(path: Path, data: bytes) -> None:

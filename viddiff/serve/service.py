@@ -21,14 +21,16 @@ from viddiff.api import ComparisonResult, DifferenceResult, ResultEvent, build_s
 from viddiff.config import Config
 from viddiff.errors import ViddiffError
 from viddiff.serve import job_log
+from viddiff.serve.calibrations import SUFFIXES, calibration_format, count_cameras
 from viddiff.serve.errors import ApiError, without_paths
 from viddiff.serve.executor import Emitted, Ended, Executor, JobSpec, JobUpdate, Started
-from viddiff.serve.jobs import JobRow, JobStore, QueueFull, VideoGone, VideoRow, new_id
+from viddiff.serve.jobs import CalibrationRow, JobRow, JobStore, QueueFull, VideoGone, VideoRow, new_id
 from viddiff.serve.keys import SCOPES, key_hash
 from viddiff.serve.limits import RateLimiter, check_video
 from viddiff.serve.metrics import ServiceMetrics
-from viddiff.serve.models import Comparison, Links, Video
+from viddiff.serve.models import Calibration, Comparison, Links, Video
 from viddiff.serve.readiness import Readiness
+from viddiff.serve.setups import side_setup
 from viddiff.serve.states import FINISHED, Progress, Webhook
 from viddiff.serve.store_thread import AsyncJobStore, StoreBusy
 from viddiff.serve.uploads import Form, UploadedFile, move_into
@@ -183,6 +185,41 @@ class Service:
         Path(row.path).unlink(missing_ok=True)
         await self.store.delete_video(row.id)
 
+    # ---- calibrations
+
+    async def add_calibration(self, owner: str, upload: UploadedFile) -> CalibrationRow:
+        """Check an uploaded calibration (text, within the size limit, cameras in it), keep it under
+        ``calibrations/`` with the suffix its format has, and store its row (or neither)."""
+        fmt = await asyncio.to_thread(calibration_format, upload.path, "calibration", self.limits.max_calibration_bytes)
+        calibration_id = new_id("cal")
+        path = move_into(upload, self.data_dir / "calibrations" / f"{calibration_id}{SUFFIXES[fmt]}")  # the reader's cue
+        try:
+            row = CalibrationRow(
+                id=calibration_id, owner=owner, path=str(path), filename=upload.filename, bytes=upload.bytes, format=fmt,
+                cameras=await asyncio.to_thread(count_cameras, path, "calibration"), created_at=time.time(),
+            )
+            await self.store.add_calibration(row)
+        except BaseException:
+            path.unlink(missing_ok=True)  # never a file without a row
+            raise
+        return row
+
+    async def calibration(self, owner: str, calibration_id: str) -> CalibrationRow:
+        row = await self.store.calibration(owner, calibration_id)
+        if row is None:
+            raise ApiError(404, f"no calibration {calibration_id!r} (upload it with POST /v1/calibrations; calibrations "
+                           f"expire after serve.retention_hours = {self.limits.retention_hours:g})")
+        return row
+
+    async def delete_calibration(self, owner: str, calibration_id: str) -> None:
+        """Delete an uploaded calibration; 409 while a queued or running comparison uses it."""
+        row = await self.calibration(owner, calibration_id)
+        users = await self.store.delete_calibration_unless_used(row.id)
+        if users:
+            raise ApiError(409, f"calibration {calibration_id!r} is in use by comparison {', '.join(users)} (queued or "
+                           "running); delete it once that comparison has finished, or delete the comparison first")
+        Path(row.path).unlink(missing_ok=True)
+
     # ---- comparisons
 
     async def check_queue(self, owner: str) -> None:
@@ -220,6 +257,12 @@ class Service:
         pose, report = _bool_field(form, "pose"), _bool_field(form, "report")
         callback_url = await self._callback_url(owner, form.text("callback_url"))
         sources = {side: await self._video_source(owner, form, side) for side in ("a", "b")}
+        setups = {
+            side: await side_setup(form, side, pose=pose, most=self.limits.max_views_per_side,
+                                   video=lambda video_id: self.video(owner, video_id),
+                                   calibration=lambda calibration_id: self.calibration(owner, calibration_id))
+            for side in ("a", "b")
+        }
         job_id = new_id("cmp")
         try:  # the Python API's own checks and words, before any video is kept (the paths are not opened)
             build_sample("a.mp4", "b.mp4", action, differences=differences, n_differences=n_differences)
@@ -239,11 +282,17 @@ class Service:
                 n_differences=n_differences, pose=pose,
                 report_path=str(self.data_dir / "reports" / f"{job_id}.html") if report else None,
                 video_names=(names["a"], names["b"]),
+                views_a=[v.path for v in setups["a"].views], views_b=[v.path for v in setups["b"].views],
+                calibration_a=setups["a"].calibration_path, calibration_b=setups["b"].calibration_path,
+                view_names=([v.filename for v in setups["a"].views], [v.filename for v in setups["b"].views]),
+                calibration_names=(setups["a"].calibration_name, setups["b"].calibration_name),
             )
             stored_id, created = await self.store.add_job(
                 owner, job_id, spec.model_dump(), action=action, mode="closed" if differences else "open",
                 report=report, idempotency_key=idempotency_key, videos=kept,
-                uses=[src.id for src in sources.values() if isinstance(src, VideoRow)],
+                uses=[*(src.id for src in sources.values() if isinstance(src, VideoRow)),
+                      *(v.id for setup in setups.values() for v in setup.views)],
+                uses_calibrations=[setup.calibration.id for setup in setups.values() if setup.calibration],
                 max_queued_per_key=self.limits.max_queued_per_key, max_queued_total=self.limits.max_queued_total,
             )
         except BaseException as exc:
@@ -252,7 +301,7 @@ class Service:
             if isinstance(exc, QueueFull):
                 raise self._queue_full(exc.mine, exc.total) from None
             if isinstance(exc, VideoGone):
-                raise ApiError(404, f"video {exc.video_id!r} was deleted while this comparison was being created") from None
+                raise ApiError(404, f"{exc.what} {exc.video_id!r} was deleted while this comparison was being created") from None
             raise
         if not created:  # a concurrent retry won the race
             for row in kept:
@@ -372,9 +421,9 @@ class Service:
     async def _end(self, update: Ended) -> None:
         result = None
         row = await self.store.job(update.job_id)
-        error = update.error if update.error is None or row is None else without_paths(update.error, {
-            row.spec["video_a"]: "video_a", row.spec["video_b"]: "video_b", str(self.data_dir): "the server's data dir",
-        })
+        error = update.error if update.error is None or row is None else without_paths(
+            update.error, {**_file_names(JobSpec.model_validate(row.spec)), str(self.data_dir): "the server's data dir"}
+        )
         event = None
         if update.status == "done":  # normally stored already, with its result event (_record)
             for data in await self.store.events_of_type(update.job_id, "result"):
@@ -409,7 +458,8 @@ class Service:
         """Delete finished comparisons and videos older than ``serve.retention_hours``; how many went."""
         cutoff = time.time() - self.limits.retention_hours * 3600
         gone = 0
-        busy = {v for row in await self.store.jobs_in("queued", "running") for v in (row.spec["video_a"], row.spec["video_b"])}
+        busy = {path for row in await self.store.jobs_in("queued", "running")
+                for path in JobSpec.model_validate(row.spec).files()}
         for row in await self.store.finished_jobs_created_before(cutoff):
             for video in await self.store.videos_of_job(row.id):
                 if video.path not in busy:
@@ -422,6 +472,11 @@ class Service:
             if video.path not in busy:
                 await self._remove_video(video)
                 gone += 1
+        for calibration in await self.store.calibrations_created_before(cutoff):
+            if calibration.path not in busy:
+                Path(calibration.path).unlink(missing_ok=True)
+                await self.store.delete_calibration(calibration.id)
+                gone += 1
         return gone
 
 
@@ -430,11 +485,26 @@ def links(job_id: str) -> Links:
     return Links(self=base, events=f"{base}/events", report=f"{base}/report")
 
 
+def calibration_model(row: CalibrationRow) -> Calibration:
+    return Calibration(id=row.id, filename=row.filename, bytes=row.bytes, format=row.format, cameras=row.cameras,
+                       created_at=row.created_at)
+
+
 def video_model(row: VideoRow) -> Video:
     return Video(
         id=row.id, filename=row.filename, bytes=row.bytes, kind=row.kind, duration_s=row.duration_s, width=row.width,
         height=row.height, n_frames=row.n_frames, created_at=row.created_at,
     )
+
+
+def _file_names(spec: JobSpec) -> dict[str, str]:
+    """How a client knows each of a job's files: by the field that named it (``views_a[1]``, ``calibration_b``)."""
+    names = {spec.video_a: "video_a", spec.video_b: "video_b"}
+    for side, views, calibration in (("a", spec.views_a, spec.calibration_a), ("b", spec.views_b, spec.calibration_b)):
+        names.update({path: f"views_{side}[{i}]" for i, path in enumerate(views)})
+        if calibration:
+            names[calibration] = f"calibration_{side}"
+    return names
 
 
 def _advanced(progress: Progress, type_: str, event) -> Progress:

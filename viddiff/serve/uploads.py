@@ -18,6 +18,7 @@ from urllib.parse import parse_qs
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
+from viddiff.serve.calibrations import looks_like_text, not_text
 from viddiff.serve.errors import ApiError
 from viddiff.video.container import describe_content, sniff_kind
 
@@ -63,9 +64,11 @@ def too_large(max_bytes: int) -> ApiError:
 class _Reader:
     """Parser callbacks: collect text fields, write file parts to ``tmp_dir``."""
 
-    def __init__(self, tmp_dir: Path, file_fields: frozenset[str]):
+    def __init__(self, tmp_dir: Path, file_fields: frozenset[str], text_file_fields: frozenset[str], max_text_bytes: int):
         self.tmp_dir = tmp_dir
-        self.file_fields = file_fields
+        self.file_fields = file_fields | text_file_fields
+        self.text_file_fields = text_file_fields
+        self.max_text_bytes = max_text_bytes
         self.form = Form()
         self._header_name = b""
         self._header_value = b""
@@ -129,6 +132,8 @@ class _Reader:
                     self._judge_head()
             self._file.write(data[start:end])
             self._upload.bytes += end - start
+            if self._name in self.text_file_fields and self._upload.bytes > self.max_text_bytes:
+                raise ApiError(413, f"{self._name}: more than serve.max_calibration_bytes = {self.max_text_bytes} bytes")
             return
         self._text += data[start:end]
         if len(self._text) > MAX_FIELD_BYTES:
@@ -136,6 +141,10 @@ class _Reader:
 
     def _judge_head(self) -> None:
         """415 on a file part's first bytes, before the rest of the body is read."""
+        if self._name in self.text_file_fields:
+            if not looks_like_text(bytes(self._head)):
+                raise not_text(self._name)
+            return
         if sniff_kind(bytes(self._head)) is None:
             raise ApiError(415, f"{self._name}: not a video file ({describe_content(bytes(self._head))}); "
                            "send an MP4, MOV, WebM, MKV or AVI")
@@ -161,9 +170,12 @@ class _Reader:
 
 
 async def read_form(
-    headers: dict[str, str], body: AsyncIterator[bytes], tmp_dir: Path, *, max_bytes: int, file_fields: frozenset[str]
+    headers: dict[str, str], body: AsyncIterator[bytes], tmp_dir: Path, *, max_bytes: int,
+    file_fields: frozenset[str] = frozenset(), text_file_fields: frozenset[str] = frozenset(), max_text_bytes: int = 0,
 ) -> Form:
     """Parse a ``multipart/form-data`` body; the caller owns (and must discard) the files of the returned form.
+    Files are accepted in ``file_fields`` (videos: judged by their first bytes) and ``text_file_fields`` (text
+    files, calibrations: judged so, and cut off past ``max_text_bytes``).
 
     Raises :class:`ApiError`: 413 as soon as the body passes ``max_bytes`` (or its ``Content-Length`` says it
     will), 415 for another content type, 400 for a malformed body.
@@ -180,7 +192,7 @@ async def read_form(
     if length is not None and length.isdigit() and int(length) > max_bytes:
         raise too_large(max_bytes)
     tmp_dir.mkdir(parents=True, exist_ok=True)
-    reader = _Reader(tmp_dir, file_fields)
+    reader = _Reader(tmp_dir, file_fields, text_file_fields, max_text_bytes)
     parser = MultipartParser(boundary, reader.callbacks())
     received = 0
     try:

@@ -25,25 +25,37 @@ from viddiff.serve.states import FINISHED, JobStatus
 from viddiff.serve.uploads import read_form
 
 KEEP_ALIVE_S = 15.0
-COMPARISON_FORM = form_schema(
-    {
-        "video_a": {**FILE, "description": "video A (or video_a_id)"},
-        "video_b": {**FILE, "description": "video B (or video_b_id)"},
-        "video_a_id": {"type": "string", "description": "id of a video uploaded with POST /v1/videos"},
-        "video_b_id": {"type": "string"},
-        "action": {"type": "string", "minLength": 1, "maxLength": MAX_ACTION_CHARS, "pattern": r"[^\s]",
-                   "description": "what the videos show, e.g. 'barbell back squat'"},
-        "differences": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1,
-                        "maxItems": MAX_DIFFERENCES, "description": "closed mode: one field per statement"},
-        "n_differences": {"type": "integer", "minimum": 1, "maximum": MAX_DIFFERENCES,
-                          "description": "open mode: how many differences to propose"},
-        "pose": {"type": "boolean", "description": "also measure each difference from body pose"},
-        "report": {"type": "boolean", "description": "write the HTML report (GET .../report)"},
-        "callback_url": {"type": "string", "format": "uri", "description": "POSTed the signed comparison when it "
-                         "ends (default: the key's callback URL); see 'Webhooks' in docs/serve.md"},
-    },
-    ["action"],
-)
+
+
+def comparison_form(max_views_per_side: int) -> dict:
+    """The comparison's multipart form, for OpenAPI (the views' count is a limit of the server's config)."""
+    views = {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": max_views_per_side - 1}
+    return form_schema(
+        {
+            "video_a": {**FILE, "description": "video A (or video_a_id)"},
+            "video_b": {**FILE, "description": "video B (or video_b_id)"},
+            "video_a_id": {"type": "string", "description": "id of a video uploaded with POST /v1/videos"},
+            "video_b_id": {"type": "string"},
+            "action": {"type": "string", "minLength": 1, "maxLength": MAX_ACTION_CHARS, "pattern": r"[^\s]",
+                       "description": "what the videos show, e.g. 'barbell back squat'"},
+            "differences": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1,
+                            "maxItems": MAX_DIFFERENCES, "description": "closed mode: one field per statement"},
+            "n_differences": {"type": "integer", "minimum": 1, "maximum": MAX_DIFFERENCES,
+                              "description": "open mode: how many differences to propose"},
+            "pose": {"type": "boolean", "description": "also measure each difference from body pose"},
+            "report": {"type": "boolean", "description": "write the HTML report (GET .../report)"},
+            "callback_url": {"type": "string", "format": "uri", "description": "POSTed the signed comparison when it "
+                             "ends (default: the key's callback URL); see 'Webhooks' in docs/serve.md"},
+            "views_a": {**views, "description": "ids of uploaded videos (POST /v1/videos) of the same take as video A from "
+                        "its other calibrated cameras, one field each, in the calibration's camera order after video A's; "
+                        "measured in 3D with pose=true"},
+            "views_b": {**views, "description": "the same for video B"},
+            "calibration_a_id": {"type": "string", "description": "id of an uploaded calibration (POST /v1/calibrations) "
+                                 "of video A's cameras: video A, then each of views_a"},
+            "calibration_b_id": {"type": "string", "description": "the same for video B (may be the same id)"},
+        },
+        ["action"],
+    )
 
 
 def router(service: Service) -> APIRouter:
@@ -52,7 +64,7 @@ def router(service: Service) -> APIRouter:
     report_links = ReportLinks()
 
     @routes.post("", status_code=202, response_model=ComparisonCreated, responses=errors(*KEYED, *WRITES, 400, 404, 413, 415, 422),
-                 openapi_extra=COMPARISON_FORM)
+                 openapi_extra=comparison_form(service.limits.max_views_per_side))
     async def create_comparison(
         request: Request, who: str = Depends(owner), idempotency_key: Optional[str] = Header(default=None),
     ) -> JSONResponse:

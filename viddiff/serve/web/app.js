@@ -1,5 +1,5 @@
-// The viddiff web page: upload two clips, follow the comparison's events, show each verdict with its evidence,
-// open the report. Plain JavaScript, no build step, nothing inline (the page runs under a strict CSP).
+// The viddiff web page: upload two clips (and, filmed with two phones, each one's other views and their
+// calibration), follow the comparison's events, show each verdict with its evidence, open the report. Plain JavaScript, no build step, nothing inline (the page runs under a strict CSP).
 // Events are read with fetch (EventSource cannot send the API key). The open comparison's id is the URL's
 // hash, so a reload finds it again; the key's recent comparisons are listed below.
 "use strict";
@@ -61,13 +61,16 @@ function setupDrop(side) {
   });
 }
 
-function upload(form) {
+function upload(form, url = "/v1/comparisons", expected = 202) {
   // XMLHttpRequest, because fetch reports no upload progress.
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
-    xhr.open("POST", "/v1/comparisons");
+    xhr.open("POST", url);
     for (const [name, value] of Object.entries(authHeaders())) xhr.setRequestHeader(name, value);
-    xhr.setRequestHeader("Idempotency-Key", crypto.randomUUID ? crypto.randomUUID() : String(Date.now()) + Math.random());
+    if (url === "/v1/comparisons") {
+      xhr.setRequestHeader("Idempotency-Key", crypto.randomUUID ? crypto.randomUUID() : String(Date.now()) + Math.random());
+    }
+    $("upload-progress").value = 0;
     xhr.upload.onprogress = (e) => {
       if (!e.lengthComputable) return;
       $("upload-progress").value = e.loaded / e.total;
@@ -76,12 +79,45 @@ function upload(form) {
     xhr.onload = () => {
       let body = {};
       try { body = JSON.parse(xhr.responseText); } catch (err) { /* not JSON: reported below */ }
-      if (xhr.status === 202) resolve(body);
+      if (xhr.status === expected) resolve(body);
       else reject(new Error(body.detail || "HTTP " + xhr.status));
     };
     xhr.onerror = () => reject(new Error("the upload failed (network error)"));
     xhr.send(form);
   });
+}
+
+// ---- two phones per side: the other views and their calibration, uploaded before the comparison
+
+function otherViews(side) {
+  return { views: [...$("views-" + side).files], calibration: $("calibration-" + side).files[0] };
+}
+
+function checkOtherViews(side) {
+  // What the server would refuse, said before anything is uploaded.
+  const { views, calibration } = otherViews(side);
+  const name = side.toUpperCase();
+  if (views.length && !calibration) return "pick the calibration of " + name + "'s cameras, or no other views of " + name;
+  if (calibration && !views.length) return "pick the other views of " + name + " that the calibration of " + name + " is for";
+  return "";
+}
+
+async function uploadOtherViews(side, form) {
+  // Each view as an uploaded video and the calibration as an uploaded calibration, named in the form by id.
+  const { views, calibration } = otherViews(side);
+  const name = side.toUpperCase();
+  for (const [i, file] of views.entries()) {
+    setStatus("uploading view " + (i + 2) + " of " + name + "…");
+    const body = new FormData();
+    body.append("video", file);
+    form.append("views_" + side, (await upload(body, "/v1/videos", 201)).id);
+  }
+  if (calibration) {
+    setStatus("uploading the calibration of " + name + "…");
+    const body = new FormData();
+    body.append("calibration", calibration);
+    form.append("calibration_" + side + "_id", (await upload(body, "/v1/calibrations", 201)).id);
+  }
 }
 
 // ---- verdicts: one row per difference, in the order the statements were typed (or proposed)
@@ -319,6 +355,8 @@ async function submit(event) {
   for (const side of ["a", "b"]) {
     const file = $("video-" + side).files[0];
     if (!file) { showError("pick video " + side.toUpperCase()); return; }
+    const wrong = checkOtherViews(side);
+    if (wrong) { showError(wrong); return; }
     form.append("video_" + side, file);
   }
   form.append("action", action);
@@ -332,8 +370,9 @@ async function submit(event) {
   $("upload-text").textContent = "";
   $("upload-row").hidden = false;
   $("submit").disabled = true;
-  setStatus("uploading…");
   try {
+    for (const side of ["a", "b"]) await uploadOtherViews(side, form);
+    setStatus("uploading…");
     const created = await upload(form);
     $("upload-row").hidden = true;
     setStatus("queued");
@@ -375,6 +414,9 @@ if (dev) $("key-row").hidden = true;
 $("api-key").value = localStorage.getItem("viddiff-key") || "";
 setupDrop("a");
 setupDrop("b");
+for (const side of ["a", "b"]) {
+  $("views-" + side).addEventListener("change", () => { if ($("views-" + side).files.length) $("pose").checked = true; });
+}
 $("compare-form").addEventListener("submit", submit);
 $("cancel").addEventListener("click", cancel);
 $("api-key").addEventListener("change", refreshRecent);
