@@ -483,10 +483,10 @@ def _add_calibrate(sub: "argparse._SubParsersAction", flags: list[argparse.Argum
     cal.add_argument("--board", required=True, metavar="COLSxROWS", help="the board's inner corners across and down, e.g. 4x7 (required)")
     cal.add_argument("--square-mm", type=float, required=True, help="the side of one printed square in millimetres (required)")
     cal.add_argument("--intrinsics", action="append", default=[], metavar="CLIP",
-                     help="per phone, a clip or folder of photos of the board at several angles (repeat; main view first)")
-    cal.add_argument("--intrinsics-from", metavar="FILE", help="a calibration file whose cameras' intrinsics to keep instead")
+                     help="per phone, a clip or folder of photos of the board at several angles (repeat; main view first; default: none, then --intrinsics-from is needed)")
+    cal.add_argument("--intrinsics-from", metavar="FILE", help="a calibration file whose cameras' intrinsics to keep instead (default: none)")
     cal.add_argument("--extrinsics", action="append", default=[], metavar="CLIP",
-                     help="per phone, a clip of the still board seen by every phone (repeat; main view first)")
+                     help="per phone, a clip of the still board seen by every phone (repeat; main view first; default: none, at least two are needed)")
     cal.add_argument("--names", nargs="+", metavar="NAME", help="the cameras' names (default: cam01, cam02, ...)")
     cal.add_argument("--every", type=float, default=0.5, metavar="SECONDS",
                      help="seconds between the frames read from a clip (default: 0.5)")
