@@ -107,7 +107,9 @@ def wait_until(predicate, timeout_s: float = 60.0, what: str = "the condition", 
 
 def wait_finished(client: httpx.Client, job_id: str, timeout_s: float = 90.0) -> dict:
     def finished():
-        body = client.get(f"/v1/comparisons/{job_id}").json()
+        answer = client.get(f"/v1/comparisons/{job_id}")
+        assert answer.status_code == 200, f"GET {job_id}: {answer.status_code} {answer.text}"
+        body = answer.json()
         return body if body["status"] in ("done", "failed", "cancelled") else None
 
     return wait_until(finished, timeout_s, f"comparison {job_id} to finish")

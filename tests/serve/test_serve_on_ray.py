@@ -97,7 +97,7 @@ def _submit_two_views(client: httpx.Client, clips, tmp_path) -> str:
 def test_jobs_spread_over_two_actors_and_a_killed_actors_job_reruns_on_the_other(
     cluster, tmp_path, slow_model, clips, placements
 ) -> None:
-    config = serve_config(slow_model, tmp_path, [*RAY, "ray.actors=2", "serve.workers=1"])
+    config = serve_config(slow_model, tmp_path, [*RAY, "ray.actors=2", "serve.workers=1", "serve.requests_per_minute=100000"])
     with ServerThread(tmp_path, config) as server:
         served = Served(server, slow_model)
         with served.client(served.new_key("ray")) as client:
