@@ -18,6 +18,7 @@ from viddiff.config import config_from_args
 from viddiff.errors import ViddiffError
 from viddiff.pose.drawing import draw_skeleton, track_keypoints
 from viddiff.pose.estimators import build_pose_estimator
+from viddiff.pose.frames import pose_shrink
 from viddiff.pose.export import write_angles_csv, write_keypoints_csv
 from viddiff.pose.people import describe_subject
 from viddiff.pose.track import PoseTrack, estimate_track
@@ -39,7 +40,7 @@ def cli_pose(args: argparse.Namespace) -> int:
     out = ensure_writable_dir(Path(args.out).expanduser(), "--out")
     video = read_video(
         args.video, target_fps=fps, fps_original=args.fps_original, max_side=cfg.data.max_side,
-        backend=cfg.data.video_backend,
+        backend=cfg.data.video_backend, shrink=pose_shrink(pose.max_side),
     )
     estimator = build_pose_estimator(pose)
     cache = open_cache(cfg.cache)
@@ -56,8 +57,9 @@ def cli_pose(args: argparse.Namespace) -> int:
         written.append(write_keypoints_csv(out / "keypoints.csv", track))
         written.append(write_angles_csv(out / "angles.csv", kinematics))
         if args.overlay:
-            frames = (
-                draw_skeleton(frame, track_keypoints(xy, conf), min_confidence=pose.min_confidence)
+            shrunk = np.array(video.size, dtype=np.float64) / (video.frames.shape[2], video.frames.shape[1])
+            frames = (  # drawn on the frames the pose saw (no larger than pose.max_side)
+                draw_skeleton(frame, track_keypoints(xy / shrunk, conf), min_confidence=pose.min_confidence)
                 for frame, xy, conf in zip(video.frames, kinematics.xy, kinematics.confidence)
             )
             times = None if video.frame_times_s is None else list(video.times_s)

@@ -27,6 +27,7 @@ from viddiff.localizer.localize import Localization
 from viddiff.pose.agreement import settle
 from viddiff.pose.align import stage_windows
 from viddiff.pose.estimators import PoseEstimator, build_pose_estimator
+from viddiff.pose.frames import pose_shrink
 from viddiff.pose.mapping import map_differences
 from viddiff.pose.roll import level_pair
 from viddiff.pose.measure import Settings, VideoMeasures, measure
@@ -182,14 +183,15 @@ class PoseEvidence:
 
     async def _pose_frames(self, sample: Sample) -> tuple[VideoFrames, VideoFrames]:
         """Both videos read again for their pose over their whole trim, at the rate :func:`pose_rate` picks for
-        each, whatever rate the method's own frames have."""
+        each, whatever rate the method's own frames have, and no larger than ``pose.max_side``."""
         data, cfg = self.config.data, self.config.pose
+        shrink = pose_shrink(cfg.max_side)
 
         def read(ref: VideoRef) -> VideoFrames:
             info = probe_video(ref.path, ref.fps_original, data.video_backend)
             start, end = resolve_trim(ref.frames_trim, info.n_frames, ref.path)
             rate = pose_rate(end - start, info.fps, cfg.fps, cfg.native_up_to_frames)
-            return read_video_ref(ref, rate, data.max_side, data.video_backend)
+            return read_video_ref(ref, rate, data.max_side, data.video_backend, shrink=shrink)
 
         a, b = sample.videos
         if a == b:
