@@ -18,10 +18,11 @@ the localizer and the differencer's calls; "pose share" is the extra time of the
 without pose, measured in the same run (target: at most 100%); the CPU seconds of the process tell what the
 pose costs when the machine is shared (wall times then stretch with the other load), and "CPU share" is the
 extra CPU time with pose over without (target: at most 100%). ``--second-look-every 0 0.25`` times the BlazePose
-second look on every frame (as before) and at its default rate, in the same run.
+second look on every frame (as before) and at its default rate, in the same run; ``--max-side 0 960`` the pose
+frames at the size read (as before) and scaled to ``pose.max_side`` 960 (the default), in the same run.
 
 Usage: python bench/pose.py [--clips DIR] [--latency 1.0] [--compare-only] [--pose-fps 15] [--second-look-every 0 0.25]
-       [--rtmpose-det F.onnx --rtmpose-pose F.onnx]
+       [--max-side 0 960] [--rtmpose-det F.onnx --rtmpose-pose F.onnx]
 """
 
 from __future__ import annotations
@@ -112,12 +113,13 @@ def part_one(clips: list[Path], task: Path, det: Optional[str], pose: Optional[s
 
 def compare_time(
     videos: tuple[Path, Path], base_url: str, cache: Path, pose: bool, stages, pose_fps: Optional[float] = None,
-    second_look_every_s: Optional[float] = None,
+    second_look_every_s: Optional[float] = None, max_side: Optional[int] = None,
 ) -> dict[str, float]:
     overrides = [f"endpoints.default.base_url={base_url}", "localizer.clip.pretrained=null", "localizer.clip.device=cpu",
                  f"cache.path={cache}", f"pose.evidence={str(pose).lower()}"]
     overrides += [f"pose.fps={pose_fps}"] if pose_fps else []
     overrides += [f"pose.blazepose.second_look_every_s={second_look_every_s}"] if second_look_every_s is not None else []
+    overrides += [f"pose.max_side={max_side or 'null'}"] if max_side is not None else []
     cfg = load_config(ROOT / "configs" / "cpu-fast.yaml", overrides)
     embedder = stages.TimedEmbedder(cfg.localizer.clip)
     embedder.embed_images(np.zeros((1, 8, 8, 3), np.uint8))  # model built outside the comparison
@@ -159,7 +161,8 @@ def looped_clip(source: Path, out: Path, seconds: float = 10.0) -> Path:
 
 
 def part_two(
-    latency: float, root: Path, base_url: str, pose_rates: list[float], second_looks: list[float], real_too: bool
+    latency: float, root: Path, base_url: str, pose_rates: list[float], second_looks: list[float], max_sides: list[int],
+    real_too: bool,
 ) -> None:
     stages = _stages_module()
     params = stages.sample_pair(stages.ACTIONS[0], np.random.default_rng(0))
@@ -174,17 +177,19 @@ def part_two(
         long_pair = tuple(looped_clip(clip, root / f"long_{clip.stem}.mp4") for clip in (CLIPS[0], CLIPS[1]))
         pairs.append(("real 10-s 1080x1920 pair (cam01, cam02 looped)", long_pair))
     print(f"\nPart 2: viddiff compare, cpu-fast preset, 3 statements, {latency:.1f} s per model call, CLIP at 4 fps")
-    print(f"{'videos':<44} {'pose.fps':>8} {'2nd look':>8} {'without pose':>13} {'with pose':>10} {'pose step':>10} {'pose share':>11} "
+    print(f"{'videos':<44} {'pose.fps':>8} {'2nd look':>8} {'max side':>8} {'without pose':>13} {'with pose':>10} {'pose step':>10} {'pose share':>11} "
           f"{'CPU s without/with':>19} {'CPU share':>10}")
     for label, videos in pairs:
         tag = label.split()[0]
         compare_time(videos, base_url, root / f"{tag}-warm-up.sqlite", True, stages)  # one-time imports and set-up
         plain = compare_time(videos, base_url, root / f"{tag}-plain.sqlite", False, stages)
-        for rate, every in ((r, e) for r in pose_rates for e in second_looks):
-            posed = compare_time(videos, base_url, root / f"{tag}-pose-{rate}-{every}.sqlite", True, stages, rate, every)
+        for rate, every, side in ((r, e, m) for r in pose_rates for e in second_looks for m in max_sides):
+            posed = compare_time(
+                videos, base_url, root / f"{tag}-pose-{rate}-{every}-{side}.sqlite", True, stages, rate, every, side
+            )
             share = (posed["whole"] - plain["whole"]) / plain["whole"]
             cpu_share = (posed["cpu"] - plain["cpu"]) / plain["cpu"]
-            print(f"{label:<44} {rate:>8g} {every:>7g}s {plain['whole']:>12.1f}s {posed['whole']:>9.1f}s {posed['pose']:>9.1f}s "
+            print(f"{label:<44} {rate:>8g} {every:>7g}s {side or 'full':>8} {plain['whole']:>12.1f}s {posed['whole']:>9.1f}s {posed['pose']:>9.1f}s "
                   f"{share:>10.0%} {plain['cpu']:>9.1f}/{posed['cpu']:<8.1f} {cpu_share:>9.0%}", flush=True)
 
 
@@ -199,6 +204,8 @@ def main() -> None:
     parser.add_argument("--pose-fps", type=float, nargs="+", default=[15.0], help="pose.fps values to time (part 2)")
     parser.add_argument("--second-look-every", type=float, nargs="+", default=[0.25],
                         help="pose.blazepose.second_look_every_s values to time (part 2; 0 = every frame, as before)")
+    parser.add_argument("--max-side", type=int, nargs="+", default=[960],
+                        help="pose.max_side values to time (part 2; 0 = the frames at the size read, as before)")
     parser.add_argument("--synthetic-only", action="store_true", help="part 2 on the synthetic pair only")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
@@ -210,7 +217,8 @@ def main() -> None:
             part_one(clips, write_blazepose_task(root / "pose_landmarker_full.task"), args.rtmpose_det, args.rtmpose_pose)
         if not args.skip_compare:
             with FakeOpenAIServer(ScriptedModel(), latency_s=args.latency) as server:
-                part_two(args.latency, root, server.base_url, args.pose_fps, args.second_look_every, not args.synthetic_only)
+                part_two(args.latency, root, server.base_url, args.pose_fps, args.second_look_every, args.max_side,
+                         not args.synthetic_only)
 
 
 if __name__ == "__main__":

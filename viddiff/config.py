@@ -773,6 +773,11 @@ class PoseConfig(_Section):
     """The lowest rate, in frames per second, the pose of a clip longer than ``native_up_to_frames`` frames is
     estimated at, over the whole clip and independent of the method's own frames (``null``: every frame of every
     clip). Measured sampling error of extremes: docs/pose.md, "Sampling"."""
+    max_side: Optional[int] = Field(default=960, ge=64)
+    """Longest side, in pixels, of the frames the pose is estimated on: larger frames are scaled down as they are
+    decoded (BlazePose sees a 224-pixel copy of the frame and a 256-pixel crop of the person; keeping 1080x1920
+    frames cost more CPU than estimating them). Keypoints are given in the frame's pixels as read whatever this
+    is. ``null``: the size read (``data.max_side``). docs/pose.md, "Cost"."""
     native_up_to_frames: int = Field(default=150, ge=1)
     """A clip with at most this many frames (after its trim) is estimated at its native rate, every frame; a longer
     one at ``max(pose.fps, this many frames over its duration)``."""

@@ -127,7 +127,8 @@ def test_pose_command_writes_csvs_and_an_overlay(tmp_path: Path, clip_h264: Path
     assert [int(r["frame_index"]) for r in angles][:3] == [0, 6, 12] and float(angles[1]["time_s"]) == pytest.approx(0.1)
     assert all(90 < float(r["left_knee_angle"]) <= 180 for r in angles)
     info = probe_video(out / "overlay.mp4")
-    assert info.n_frames == 17 and (info.width, info.height) == (1080, 1920)
+    assert info.n_frames == 17 and (info.width, info.height) == (540, 960)  # the frames the pose saw (pose.max_side)
+    assert max(float(r["left_ankle_y"]) for r in keypoints) > 960  # keypoints in the pixels of the 1080x1920 frame
 
 
 def test_pose_errors_are_one_clear_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clip_h264: Path, capsys) -> None:

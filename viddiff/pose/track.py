@@ -112,11 +112,17 @@ def estimate_track(
     video: "VideoFrames", estimator: PoseEstimator, cache: Optional["Cache"] = None, subject: str = "auto"
 ) -> PoseTrack:
     """The measured person's keypoints in every sampled frame of ``video`` (everyone found is cached, so the
-    estimator never sees these frames twice); ``subject`` is the ``pose.subject`` rule (:data:`viddiff.pose.people.RULES`)."""
+    estimator never sees these frames twice); ``subject`` is the ``pose.subject`` rule (:data:`viddiff.pose.people.RULES`).
+    Frames shrunk as they were decoded (``pose.max_side``) are estimated as they are, and the keypoints given in
+    the pixels of the frames as read (``video.size``)."""
     frames = video.frames
     height, width = (int(frames.shape[1]), int(frames.shape[2])) if frames.ndim == 4 else (0, 0)
     label = describe(estimator)
     people = estimate_people(video, estimator, cache)
+    if frames.ndim == 4 and video.size != (width, height):  # shrunk as decoded (pose.max_side): the pixels read
+        scale = np.array(video.size, dtype=np.float64) / (width, height)
+        people = [[Person(xy=p.xy * scale, confidence=p.confidence, world=p.world) for p in found] for found in people]
+        width, height = video.size
     times_s = np.asarray(video.times_s, dtype=np.float64)
     counted = hasattr(estimator, "estimate_people") and getattr(estimator, "multi_person", True)
     chosen = choose_subject(people, times_s, width, height, subject, counted=counted)
