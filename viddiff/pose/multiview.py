@@ -27,6 +27,7 @@ roughly upright; Pose2Sim's and Qualisys' worlds have z up, a checkerboard's wor
 from __future__ import annotations
 
 import itertools
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
@@ -312,7 +313,8 @@ def label_alike(cameras: Sequence[Camera], pixels: np.ndarray, confidence: np.nd
             px = np.stack([pixels[0]] + [pixels[c][:, SWAP] if f else pixels[c] for c, f in enumerate(flips, start=1)])
             cf = np.stack([confidence[0]] + [confidence[c][:, SWAP] if f else confidence[c] for c, f in enumerate(flips, start=1)])
             errors = _fast_errors(cameras, px[:, :, group], cf[:, :, group], min_confidence)
-            with np.errstate(all="ignore"):
+            with warnings.catch_warnings():  # a frame where no joint of the group triangulates: no labelling wins
+                warnings.simplefilter("ignore", RuntimeWarning)
                 median = np.nanmedian(np.where(np.isfinite(errors), errors, np.nan), axis=1)
             costs[k] = np.where(np.isfinite(median), median, np.inf)
         best = np.argmin(costs, axis=0)
