@@ -39,6 +39,10 @@ def test_seek_buttons_move_both_videos_and_the_page_has_no_errors(cli, webm_pair
             )
             times = page.evaluate("['a','b'].map(s => document.getElementById('video-' + s).currentTime)")
             assert times == pytest.approx([targets["a"], targets["b"]], abs=0.05)
+            # the playhead follows the video's next 'timeupdate' event, which may come just after the seek lands
+            page.wait_for_function(
+                "() => document.getElementById('playhead-b').getAttribute('visibility') === 'visible'", timeout=5000
+            )
             assert page.get_attribute("#playhead-b", "visibility") == "visible"
 
         keyframe = page.locator("img.keyframe").first
