@@ -3,27 +3,35 @@
 The take: the Pose2Sim demo (``Demo_SinglePerson``: 4 synchronised, calibrated views, 60 fps, 100 frames, a
 Qualisys ``Calib.qca.txt``). BlazePose runs on each view once (cached in --work).
 
-Truth: the triangulation of all four views (:func:`viddiff.pose.multiview.triangulate_performance`). It is not
-independent of what it judges: the pairs use the same 2D keypoints and the same code. So a second truth comes
-from Pose2Sim's own triangulator (``triangulation_from_best_cameras`` and the functions it calls, read from
-Pose2Sim's source and run unchanged on the same 2D keypoints and the same cameras, then the same Butterworth
-filter): a different DLT (in distorted pixels), camera exclusion and thresholds (Pose2Sim's demo settings).
-Both truths still share BlazePose's 2D errors that all four views make alike; nothing here measures those (no
-marker data ships with the demo).
+Truths (all from the four views of the single take, each Butterworth-filtered):
+
+- *4-view (ours, Full)*: our own triangulation (:func:`viddiff.pose.multiview.triangulate_performance`) of the
+  BlazePose Full keypoints. Not independent of what it judges: the pairs use the same keypoints and code.
+- *4-view (Pose2Sim's, Full)*: Pose2Sim's own triangulator (``triangulation_from_best_cameras`` and the
+  functions it calls, read from Pose2Sim's source and run unchanged, with its demo settings) on the same keypoints.
+- *4-view (Pose2Sim's, Heavy)*: the same Pose2Sim triangulator on the keypoints of BlazePose **Heavy**, a
+  different, larger network (``--heavy-model``: its landmark model from the npm package ``@mediapipe/pose``
+  packed as a Tasks ``.task``; skipped with a message when the file is absent). Neither the network nor the
+  triangulation code is the pairs'. It still is not marker truth: both networks learnt where joints are from
+  similar labels, and no marker data ships with the demo.
 
 It prints:
 
-1. the two truths against each other (per-frame joint angles);
+1. the truths against each other (per-frame joint angles);
 2. per view pair (6) and joint (knee, hip, elbow; left and right pooled): the median and p95 per-frame angle error
-   against each truth, and the share of frames with a value;
+   against each truth, and the share of frames with a value; where that error comes from (each side's steady
+   bias over the take against the scatter around it, the frames whose sides were labelled unlike the 4 views)
+   and the per-pair target under other triangulation settings (:data:`SWEEP`);
 3. the same at the level of viddiff's statistics (min, max, mean, range over the whole take, its halves and its
-   thirds: the windows stand in for stages), with the interval coverage of the 4-view statistic: the intervals
-   without a triangulation part, and with the part calibrated on the pairs without one camera, held out on the
-   pairs with it (pooled over the four cameras); across takes: calibrated on one take's pairs, the coverage on
-   the other's (``Demo_MultiPerson``: the athlete's same movement with a second person composited in, encoded
-   apart, against the single take's truth; the athlete measured by the first ``pose.subject`` rule within 40 px
-   of the single take's); the part to ship, calibrated on both takes at the least target that covered 90%
-   across takes both ways;
+   thirds: the windows stand in for stages), with the interval coverage of the truths' statistics: the intervals
+   without a triangulation part, and with the part (times each pair's :func:`viddiff.pose.triangulation_part.part_scale`)
+   calibrated on the pairs without one camera, held out on the pairs with it (pooled over the four cameras);
+   across takes: calibrated on one take's pairs, the coverage on the other's (``Demo_MultiPerson``, which is
+   ``Demo_Batch/Trial_2``: the athlete's same movement with a second person composited in, encoded apart,
+   against the single take's truths; the athlete measured by the first ``pose.subject`` rule within 40 px of the
+   single take's), for a constant part, one scaled by the sight angle alone and one by the whole part scale;
+   the part to ship, calibrated on both takes at the least target that covered 90% across takes both ways
+   against every truth (per quantity the larger of the fits), with each pair's scale and coverage;
 4. synchronisation: each pair with the second view's track cut by 0, 12 and 30 frames (its video starting 0,
    0.2 and 0.5 s later), and three pairs with the second video itself trimmed and estimated again: the offset
    found, its error and whether it was refused;
@@ -36,7 +44,7 @@ It prints:
 7. time per second of video: BlazePose on two views (not cached), synchronisation, triangulation, against
    BlazePose on the main view alone, in the same run.
 
-Usage: python bench/pose_3d.py [--clips-dir DIR] [--work DIR] [--markdown FILE]
+Usage: python bench/pose_3d.py [--clips-dir DIR] [--work DIR] [--markdown FILE] [--heavy-model FILE.task]
 """
 
 from __future__ import annotations
@@ -63,7 +71,7 @@ from viddiff.pose.filtering import butterworth
 from viddiff.pose.kinematics import Kinematics
 from viddiff.pose.kinematics3d import compute_kinematics_3d
 from viddiff.pose.measure import Settings, VideoMeasures, measure
-from viddiff.pose.multiview import PerformancePose, triangulate_performance
+from viddiff.pose.multiview import GROUPS, MIN_CONFIDENCE, PerformancePose, label_alike, triangulate_performance
 from viddiff.pose.setup import read_cameras
 from viddiff.pose.skeleton import INDEX
 from viddiff.pose.triangulation_part import PartScale, sight_angle as sight_angle_at
@@ -170,6 +178,7 @@ def statistic_records(pair: PerformancePose, kin: Kinematics, truth: Kinematics,
     settings = settings_of(cfg)
     out = []
     scale = pair.part_scale.factor if scale_parts else 1.0
+    sight_scale = PartScale(sight_deg=pair.part_scale.sight_deg, limb_share=1.0).factor
     step = float(np.median(np.diff(pair.times_s)))
     for name, window in windows(pair.times_s).items():
         def video(k: Kinematics) -> VideoMeasures:
@@ -184,7 +193,8 @@ def statistic_records(pair: PerformancePose, kin: Kinematics, truth: Kinematics,
                     if ev.value_a is None or ev.value_b is None:
                         continue
                     out.append({"quantity": quantity, "scope": name, "value": ev.value_a, "truth": ev.value_b,
-                                "half_width": ev.interval_a.half_width, "statistic": stat, "scale": scale})
+                                "half_width": ev.interval_a.half_width, "statistic": stat, "scale": scale,
+                                "sight_scale": sight_scale})
     return out
 
 
@@ -211,6 +221,11 @@ def calibrate(records: list[dict], target: float) -> dict[str, float]:
 def unscaled(records: list[dict]) -> list[dict]:
     """The records as if every pair's part were the same (a constant part, as before the part scale)."""
     return [dict(r, scale=1.0) for r in records]
+
+
+def sight_only(records: list[dict]) -> list[dict]:
+    """The records as if the part were scaled by the sight angle alone (one over its sine)."""
+    return [dict(r, scale=r["sight_scale"]) for r in records]
 
 
 def heavy_model_tracks(model: Path, videos: list, cache: Cache) -> Optional[list[PoseTrack]]:
@@ -265,6 +280,72 @@ def cut(track: PoseTrack, frames: int) -> PoseTrack:
     return replace(track, xy=track.xy[frames:], confidence=track.confidence[frames:], times_s=t - t[0],
                    frame_indices=track.frame_indices[frames:] - frames,
                    world_xyz=None if track.world_xyz is None else track.world_xyz[frames:])
+
+
+# --------------------------------------------------------------------------- where a pair's error comes from
+
+SWEEP = {
+    "as shipped": {},
+    "no bone-length gate": {"bone_tolerance": math.inf}, "bone-length gate 10%": {"bone_tolerance": 0.1},
+    "bone-length gate 30%": {"bone_tolerance": 0.3}, "low-pass 3 Hz": {"cutoff_hz": 3.0}, "low-pass 10 Hz": {"cutoff_hz": 10.0},
+    "view left out beyond 1% of the picture": {"max_error": 0.01}, "beyond 2.5%": {"max_error": 0.025},
+    "keypoints under 0.5 confidence left out": {"min_confidence": 0.5}, "under 0.7": {"min_confidence": 0.7},
+}
+"""Settings of the triangulation tried against the per-pair target (``triangulate_performance``'s keywords)."""
+
+
+def relabelled(tracks: list[PoseTrack], cameras: list[Camera]) -> list[np.ndarray]:
+    """Per limb group, (C, T) whether :func:`label_alike` swapped each view's sides against the first view's."""
+    pixels = np.stack([t.xy for t in tracks])
+    out = label_alike(cameras, pixels, np.stack([t.confidence for t in tracks]), MIN_CONFIDENCE)
+    return [np.stack([np.abs(out[c][:, g] - pixels[c][:, g]).max(axis=(1, 2)) > 1e-9 for c in range(len(tracks))]) for g in GROUPS]
+
+
+def error_sources(tracks: list[PoseTrack], cameras: list[Camera], truths: dict[str, Kinematics], fitted_on: list[str],
+                  cfg: PoseConfig) -> list[str]:
+    """Per pair and joint: how much of the error is a steady bias of one side over the take (the views' keypoints
+    placed off alike in every frame) and how much scatters; how often the sides were labelled unlike the 4 views;
+    and the per-pair target under other triangulation settings."""
+    pairs = list(itertools.combinations(range(len(tracks)), 2))
+    four = relabelled(tracks, cameras)
+    out = ["### Where a pair's error comes from", "",
+           "Per joint: each side's *bias* (the signed median of pair − truth over the take) and the *scatter* around "
+           "it (median |error − its side's bias|, sides pooled), in degrees.", ""]
+    for truth_name in fitted_on:
+        rows = []
+        for a, b in pairs:
+            kin = triangulate_performance([tracks[a], tracks[b]], [cameras[a], cameras[b]], GIVEN).kinematics(min_confidence=cfg.min_confidence)
+            row = [f"{CAMERAS[a]}+{CAMERAS[b]}"]
+            for joint in JOINTS:
+                bias, scatter = [], []
+                for side in ("left", "right"):
+                    e = kin.values[f"{side}_{joint}_angle"] - truths[truth_name].values[f"{side}_{joint}_angle"]
+                    e = e[np.isfinite(e)]
+                    bias.append(float(np.median(e)))
+                    scatter.append(e - bias[-1])
+                row.append(f"{bias[0]:+.1f}, {bias[1]:+.1f} / {fmt(np.median(np.abs(np.concatenate(scatter))))}")
+            if truth_name == fitted_on[0]:
+                pair = relabelled([tracks[a], tracks[b]], [cameras[a], cameras[b]])
+                unlike = sum(int((pair[g][1] != (four[g][a] ^ four[g][b])).sum()) for g in range(len(GROUPS)))
+                row.append(f"{unlike} of {len(GROUPS) * len(tracks[a].times_s)}")
+            rows.append(row)
+        labelled = ["limb-group frames labelled unlike the 4 views"] if truth_name == fitted_on[0] else []
+        out += [f"Against {truth_name}:", ""]
+        out += table(["pair", *[f"{j}: bias left, right / scatter" for j in JOINTS], *labelled], rows) + [""]
+    out += ["Other triangulation settings: the pair-joint medians (6 pairs × knee, hip, elbow) within the 5° target, "
+            "the worst, the mean, and the share of the truth's elbow frames measured.", ""]
+    rows = []
+    for name, settings in SWEEP.items():
+        kins = [triangulate_performance([tracks[a], tracks[b]], [cameras[a], cameras[b]], GIVEN, **settings)
+                .kinematics(min_confidence=cfg.min_confidence) for a, b in pairs]
+        row = [name]
+        for truth_name in fitted_on:
+            medians = np.array([[np.median(angle_errors(k, truths[truth_name], j)[0]) for j in JOINTS] for k in kins])
+            have = np.mean([angle_errors(k, truths[truth_name], "elbow")[1] for k in kins])
+            row.append(f"{int((medians <= 5).sum())}/18, worst {fmt(medians.max())}, mean {fmt(medians.mean(), 2)}, elbow frames {100 * have:.0f}%")
+        rows.append(row)
+    out += table(["setting", *[f"against {t}" for t in fitted_on]], rows) + [""]
+    return out
 
 
 # --------------------------------------------------------------------------- calibration from the person alone
@@ -441,6 +522,8 @@ def main() -> None:
         out += [f"Against {truth_name}:", ""]
         out += table(["pair", "lines of sight apart (°)", "reprojection (px)", *JOINTS], rows) + [""]
 
+    out += error_sources(tracks, cameras, truths, fitted_on, cfg)
+
     out += ["### At the level of viddiff's statistics (min, max, mean, range; whole, halves, thirds), against " + OURS, ""]
     rows = []
     single = records[OURS]["single"]
@@ -481,14 +564,17 @@ def main() -> None:
                 "take's pairs against the single take's truths: the same movement, encoded apart, a second person "
                 "in the picture). Its per-frame median error against " + OURS + ", median over the pairs: "
                 + ", ".join(f"{j} {fmt(np.median(v))}°" for j, v in medians["two-person"].items()) + ". A *constant* "
-                "part is the same for every pair (as before); a *scaled* one is times each pair's part scale.", ""]
+                "part is the same for every pair (as before); *sight angle only* is times one over the sine of the "
+                "pair's sight angle; *scaled* is times each pair's part scale (the sight angle and the share of limb "
+                "joints triangulated: what ships).", ""]
         rows = []
         for target in TARGETS:
             ok = True
             for truth_name in fitted_on:
                 s_rs = [r for rs in records[truth_name]["single"].values() for r in rs]
                 m_rs = [r for rs in records[truth_name]["two-person"].values() for r in rs]
-                for kind, (s, m) in (("constant", (unscaled(s_rs), unscaled(m_rs))), ("scaled", (s_rs, m_rs))):
+                for kind, (s, m) in (("constant", (unscaled(s_rs), unscaled(m_rs))),
+                                     ("sight angle only", (sight_only(s_rs), sight_only(m_rs))), ("scaled", (s_rs, m_rs))):
                     folds = [coverage(m, calibrate(s, target)), coverage(s, calibrate(m, target))]
                     by_joint = [pct(*coverage([r for r in m if r["quantity"] == f"{j}_angle"], calibrate(s, target))) for j in JOINTS]
                     rows.append([f"{100 * target:.1f}%", truth_name, kind, pct(*folds[0]), pct(*folds[1]),

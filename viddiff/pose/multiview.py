@@ -245,7 +245,8 @@ def synchronise(
 
 def triangulate_performance(
     tracks: Sequence[PoseTrack], cameras: Sequence[Camera], sync: SyncInfo, *, min_confidence: float = MIN_CONFIDENCE,
-    max_error: float = MAX_ERROR, cutoff_hz: float = CUTOFF_HZ, triangulation_errors: Optional[Mapping[str, float]] = None,
+    max_error: float = MAX_ERROR, cutoff_hz: float = CUTOFF_HZ, bone_tolerance: float = BONE_TOLERANCE,
+    triangulation_errors: Optional[Mapping[str, float]] = None,
 ) -> PerformancePose:
     """Steps 3–5 of the module docstring on tracks already estimated and views already synchronised."""
     main = tracks[0]
@@ -265,7 +266,7 @@ def triangulate_performance(
     used = tri.views & ~bad[..., None]
     with np.errstate(invalid="ignore"):
         mean_conf = np.where(used.any(-1), np.sum(np.moveaxis(confidence, 0, -1) * used, axis=-1) / used.sum(-1), 0.0)
-    points = rigid_bones(butterworth(points, times, cutoff_hz))
+    points = rigid_bones(butterworth(points, times, cutoff_hz), bone_tolerance)
     scale = part_scale(cameras, points)
     base = scaled_parts(TRIANGULATION_ERRORS if triangulation_errors is None else triangulation_errors, scale)
     up = world_up(cameras)
