@@ -20,6 +20,9 @@ The steps (docs/pose.md, "Two phones (3D)"):
    the worst pair's hip error from 7.0° to 4.9°, leaving 72% of elbow and 81% of hip frames measured (88%, 90%
    before).
 
+A value's interval gains a triangulation part that grows with how badly the views stand (their lines of sight
+nearly parallel or opposite) and how little of the take they triangulated (:mod:`viddiff.pose.triangulation_part`).
+
 Its world is the calibration's; "up" is the world axis nearest the cameras' mean up direction (phones stand
 roughly upright; Pose2Sim's and Qualisys' worlds have z up, a checkerboard's world is whatever way it lay).
 """
@@ -248,7 +251,11 @@ def triangulate_performance(
     max_error: float = MAX_ERROR, cutoff_hz: float = CUTOFF_HZ, bone_tolerance: float = BONE_TOLERANCE,
     triangulation_errors: Optional[Mapping[str, float]] = None,
 ) -> PerformancePose:
-    """Steps 3–5 of the module docstring on tracks already estimated and views already synchronised."""
+    """Steps 3–6 of the module docstring on tracks already estimated and views already synchronised.
+
+    ``triangulation_errors``: per quantity, the triangulation part for views at right angles that triangulate every
+    limb joint (default :data:`viddiff.pose.triangulation_part.TRIANGULATION_ERRORS`); the performance's own is
+    that times its :func:`viddiff.pose.triangulation_part.part_scale`."""
     main = tracks[0]
     times = main.times_s
     offsets = {o.view: o.offset_s for o in sync.offsets}
@@ -347,6 +354,6 @@ def _fast_errors(cameras: Sequence[Camera], pixels: np.ndarray, confidence: np.n
 
 
 __all__ = [
-    "BONE_TOLERANCE", "MAX_ERROR", "MIN_CONFIDENCE", "PerformancePose", "TRIANGULATION_ERRORS", "camera_yaws", "estimate_performance",
+    "BONE_TOLERANCE", "MAX_ERROR", "MIN_CONFIDENCE", "PerformancePose", "camera_yaws", "estimate_performance",
     "label_alike", "rigid_bones", "synchronise", "triangulate_performance", "world_up",
 ]
