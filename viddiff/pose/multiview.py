@@ -67,6 +67,8 @@ BONE_TOLERANCE = 0.2
 LIMB_BONES = tuple((f"{side}_{a}", f"{side}_{b}") for side in ("left", "right")
                    for a, b in (("shoulder", "elbow"), ("elbow", "wrist"), ("hip", "knee"), ("knee", "ankle")))
 GROUPS = [[INDEX[f"{side}_{limb}"] for limb in limbs for side in ("left", "right")] for limbs in (UPPER_LIMBS, LOWER_LIMBS)]
+
+
 @dataclass(frozen=True)
 class PerformancePose:
     """One performance's body in 3D over the main view's samples (the joint axis follows ``skeleton.JOINTS``)."""
