@@ -105,6 +105,18 @@ def test_a_calibration_with_a_reprojection_error_widens_the_intervals(two_view_t
     assert finer.calibration_errors["knee_angle"] < knee
 
 
+def test_the_triangulation_part_is_scaled_by_the_pairs_placement(performance: PerformancePose) -> None:
+    """cam01 and cam02 stand 47° apart at the athlete (bench/pose_3d.py): their part is wider than the constant for
+    views at right angles, by one over the sine of that angle and the root of the limb share triangulated."""
+    from viddiff.pose.triangulation_part import TRIANGULATION_ERRORS
+
+    scale = performance.part_scale
+    assert 40 < scale.sight_deg < 55 and 0.9 < scale.limb_share <= 1.0
+    assert scale.factor == pytest.approx(1 / (np.sin(np.radians(scale.sight_deg)) * np.sqrt(scale.limb_share)))
+    for quantity, constant in TRIANGULATION_ERRORS.items():  # Qualisys reports no pixel error: no calibration part
+        assert performance.triangulation_errors[quantity] == pytest.approx(constant * scale.factor, abs=1e-3)
+
+
 def test_a_keyframe_skeleton_is_body_centred_with_y_up(performance: PerformancePose) -> None:
     skeleton = performance.skeleton(0.5)
     assert skeleton.frame_index == 30 and skeleton.time_s == pytest.approx(0.5)

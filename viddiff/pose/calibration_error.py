@@ -7,7 +7,7 @@ its focal length (a calibration whose corners fit to ``e`` px can be off by abou
 same 2D keypoints are triangulated through the turned cameras (a weighted DLT over the views each point used),
 filtered, and the quantities compared with the unturned ones; the part is twice the RMS change (≈95%), per
 quantity, over a few draws. A Qualisys calibration gives no pixel error and gets no such part: its error is
-part of what ``bench/pose_3d.py`` calibrated :data:`viddiff.pose.multiview.TRIANGULATION_ERRORS` on.
+part of what ``bench/pose_3d.py`` calibrated :data:`viddiff.pose.triangulation_part.TRIANGULATION_ERRORS` on.
 """
 
 from __future__ import annotations

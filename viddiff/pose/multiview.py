@@ -20,6 +20,9 @@ The steps (docs/pose.md, "Two phones (3D)"):
    the worst pair's hip error from 7.0° to 4.9°, leaving 72% of elbow and 81% of hip frames measured (88%, 90%
    before).
 
+A value's interval gains a triangulation part that grows with how badly the views stand (their lines of sight
+nearly parallel or opposite) and how little of the take they triangulated (:mod:`viddiff.pose.triangulation_part`).
+
 Its world is the calibration's; "up" is the world axis nearest the cameras' mean up direction (phones stand
 roughly upright; Pose2Sim's and Qualisys' worlds have z up, a checkerboard's world is whatever way it lay).
 """
@@ -45,6 +48,7 @@ from viddiff.pose.resample import resample_track
 from viddiff.pose.sync import SyncError, SyncInfo, ViewOffset, audio_offset, has_audio, motion_offset
 from viddiff.pose.track import PoseTrack, estimate_track
 from viddiff.pose.triangulation import triangulate
+from viddiff.pose.triangulation_part import TRIANGULATION_ERRORS, PartScale, part_scale, scaled_parts
 from viddiff.pose.view import MIN_FRAMES, triangulated_method, view_label
 from viddiff.pose.trc import to_y_up
 from viddiff.schema import CameraView, Skeleton3D, SubjectInfo
@@ -63,15 +67,6 @@ BONE_TOLERANCE = 0.2
 LIMB_BONES = tuple((f"{side}_{a}", f"{side}_{b}") for side in ("left", "right")
                    for a, b in (("shoulder", "elbow"), ("elbow", "wrist"), ("hip", "knee"), ("knee", "ankle")))
 GROUPS = [[INDEX[f"{side}_{limb}"] for limb in limbs for side in ("left", "right")] for limbs in (UPPER_LIMBS, LOWER_LIMBS)]
-TRIANGULATION_ERRORS: dict[str, float] = {
-    "knee_angle": 16.5, "hip_angle": 14.9, "elbow_angle": 36.4, "shoulder_angle": 15.4, "ankle_angle": 22.7,
-    "trunk_lean": 16.3, "stance_width": 0.79, "grip_width": 0.65, "hip_height": 0.11, "wrist_height": 0.76,
-}
-"""Per quantity, the triangulation and calibration part of a two-view 3D value's interval (degrees or body units):
-calibrated by ``bench/pose_3d.py`` on the six view pairs of both Pose2Sim takes against the 4-view triangulation,
-to cover 97.5% of the statistics, the least target whose coverage across takes (calibrated on one, checked on
-the other) was at least 90% both ways (91% and 99%). Wide, because two views cannot see an error along the line
-joining them (an elbow misplaced in depth): these are the tails, the median errors are 2–8°."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +94,10 @@ class PerformancePose:
     """(3,) the world's up direction."""
     triangulation_errors: Mapping[str, float] = field(default_factory=dict)
     """Per quantity, the triangulation and calibration part of a value's interval (``VideoMeasures``): the measured
-    :data:`TRIANGULATION_ERRORS` combined with :attr:`calibration_errors`."""
+    :data:`TRIANGULATION_ERRORS` times :attr:`part_scale`'s factor, combined with :attr:`calibration_errors`."""
+    part_scale: Optional[PartScale] = None
+    """How the views' placement and the share of limb joints triangulated widen the triangulation part
+    (:mod:`viddiff.pose.triangulation_part`)."""
     calibration_errors: Mapping[str, float] = field(default_factory=dict)
     """Per quantity, the part the calibration's reported reprojection error adds (:mod:`viddiff.pose.calibration_error`;
     empty for a calibration that reports none)."""
@@ -252,9 +250,14 @@ def synchronise(
 
 def triangulate_performance(
     tracks: Sequence[PoseTrack], cameras: Sequence[Camera], sync: SyncInfo, *, min_confidence: float = MIN_CONFIDENCE,
-    max_error: float = MAX_ERROR, cutoff_hz: float = CUTOFF_HZ, triangulation_errors: Optional[Mapping[str, float]] = None,
+    max_error: float = MAX_ERROR, cutoff_hz: float = CUTOFF_HZ, bone_tolerance: float = BONE_TOLERANCE,
+    triangulation_errors: Optional[Mapping[str, float]] = None,
 ) -> PerformancePose:
-    """Steps 3–5 of the module docstring on tracks already estimated and views already synchronised."""
+    """Steps 3–6 of the module docstring on tracks already estimated and views already synchronised.
+
+    ``triangulation_errors``: per quantity, the triangulation part for views at right angles that triangulate every
+    limb joint (default :data:`viddiff.pose.triangulation_part.TRIANGULATION_ERRORS`); the performance's own is
+    that times its :func:`viddiff.pose.triangulation_part.part_scale`."""
     main = tracks[0]
     times = main.times_s
     offsets = {o.view: o.offset_s for o in sync.offsets}
@@ -272,16 +275,18 @@ def triangulate_performance(
     used = tri.views & ~bad[..., None]
     with np.errstate(invalid="ignore"):
         mean_conf = np.where(used.any(-1), np.sum(np.moveaxis(confidence, 0, -1) * used, axis=-1) / used.sum(-1), 0.0)
-    base = dict(TRIANGULATION_ERRORS if triangulation_errors is None else triangulation_errors)
+    points = rigid_bones(butterworth(points, times, cutoff_hz), bone_tolerance)
+    scale = part_scale(cameras, points)
+    base = scaled_parts(TRIANGULATION_ERRORS if triangulation_errors is None else triangulation_errors, scale)
     up = world_up(cameras)
     from_calibration = calibration_parts(cameras, pixels, np.where(np.moveaxis(used, -1, 0), confidence, 0.0), times, up,
                                          cutoff_hz, list(base))
     parts = {q: round(float(np.hypot(v, from_calibration.get(q, 0.0))), 3) for q, v in base.items()}
     return PerformancePose(
-        times_s=times, frame_indices=main.frame_indices, points_3d=rigid_bones(butterworth(points, times, cutoff_hz)),
+        times_s=times, frame_indices=main.frame_indices, points_3d=points,
         confidence=np.nan_to_num(mean_conf), error_px=np.where(bad, np.nan, tri.error_px), views_used=used,
         tracks=tuple(tracks), cameras=tuple(cameras), sync=sync, up=up, triangulation_errors=parts,
-        calibration_errors=from_calibration,
+        calibration_errors=from_calibration, part_scale=scale,
     )
 
 
@@ -351,6 +356,6 @@ def _fast_errors(cameras: Sequence[Camera], pixels: np.ndarray, confidence: np.n
 
 
 __all__ = [
-    "BONE_TOLERANCE", "MAX_ERROR", "MIN_CONFIDENCE", "PerformancePose", "TRIANGULATION_ERRORS", "camera_yaws", "estimate_performance",
+    "BONE_TOLERANCE", "MAX_ERROR", "MIN_CONFIDENCE", "PerformancePose", "camera_yaws", "estimate_performance",
     "label_alike", "rigid_bones", "synchronise", "triangulate_performance", "world_up",
 ]
