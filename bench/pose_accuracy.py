@@ -30,7 +30,10 @@ It prints:
 
 Pose runs go through the project's default estimator and kinematics settings and are cached in --work.
 
-Usage: python bench/pose_accuracy.py [--clips-dir DIR] [--work DIR] [--markdown FILE]
+With ``--two-view``, it prints instead the same known-difference and identical-movement checks for performances
+filmed by two calibrated phones (3D), through the product's evidence (``bench/pose_two_view_differences.py``).
+
+Usage: python bench/pose_accuracy.py [--clips-dir DIR] [--work DIR] [--markdown FILE] [--two-view]
 """
 
 from __future__ import annotations
@@ -644,8 +647,19 @@ def main() -> None:
     parser.add_argument("--clips-dir", type=Path, default=DEFAULT_CLIPS_DIR)
     parser.add_argument("--work", type=Path, default=Path("/tmp/viddiff-pose-accuracy"))
     parser.add_argument("--markdown", type=Path)
+    parser.add_argument("--two-view", action="store_true",
+                        help="known differences and identical movement from two calibrated views (3D) instead")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
+    if args.two_view:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from pose_two_view_differences import run as two_view  # noqa: E402 (a sibling bench script)
+
+        text = "\n".join(two_view(args.clips_dir, args.work))
+        print(text)
+        if args.markdown:
+            args.markdown.write_text(text + "\n")
+        return
     started = time.perf_counter()
     cfg = PoseConfig()
     margins = cfg.margins.model_dump()

@@ -478,8 +478,9 @@ class Evidence(_Model):
     """Who was measured in each video, and how many people were seen (``None`` for durations)."""
     view_difference: float = 0.0
     """How far B − A seen in the two pictures may lie from the body's B − A when either value is only the picture's
-    (``pose.view_difference_errors``, calibrated against 3D truth): part of the uncertainty a verdict weighs, beside
-    both intervals without their view parts (docs/pose.md "Accuracy")."""
+    (``pose.view_difference_errors``, calibrated against 3D truth), or between two 3D performances, how far the
+    triangulated B − A may lie from it (:mod:`viddiff.pose.difference3d`): part of the uncertainty a verdict
+    weighs, beside both intervals without their view parts (docs/pose.md "Accuracy", "Two phones (3D)")."""
 
     @model_validator(mode="after")
     def _numbers_only_when_measured(self) -> "Evidence":

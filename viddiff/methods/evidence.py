@@ -189,6 +189,7 @@ class PoseEvidence:
                     keyframes=None if kf is None else (kf.a, kf.b)[i], frame_step_s=1.0 / video.fps_original,
                     view=view, subject=subjects[i] if view is not None else None,
                     triangulation_errors=track.triangulation_errors if isinstance(track, PerformancePose) else None,
+                    calibration_errors=track.calibration_errors if isinstance(track, PerformancePose) else None,
                     skeleton=track.skeleton if isinstance(track, PerformancePose) else None,
                 ))
             evidence.append(measure(diff.key, spec, *sides, stage_names, estimator=label, settings=settings))

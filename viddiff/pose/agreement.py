@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Literal, Mapping, Optional
 
-from viddiff.pose.measure import decide, shown_value
+from viddiff.pose.measure import comparison_widths, decide, shown_value
 from viddiff.pose.vocabulary import QUANTITIES
 from viddiff.schema import Agreement, Evidence, Letter, Prediction
 
@@ -83,11 +83,10 @@ def measured_words(evidence: Evidence, measured: Optional[Letter], margins: Mapp
     if evidence.status == "not_comparable" or measured is None:
         return "not compared"
     a, b, unit = float(evidence.value_a), float(evidence.value_b), evidence.unit
-    ua = evidence.interval_a.half_width if evidence.interval_a else 0.0
-    ub = evidence.interval_b.half_width if evidence.interval_b else 0.0
+    ua, ub = comparison_widths(evidence)
     kind = QUANTITIES[evidence.measurement.quantity].margin
     if kind in ("angle", "length"):
-        noise, gap = math.hypot(ua, ub), abs(b - a)
+        noise, gap = math.hypot(ua, ub, evidence.view_difference), abs(b - a)
         noise_text, gap_text = f"±{shown_value(noise, unit)}", f"{shown_value(gap, unit)} apart"
         margin_text = shown_value(margins["angle_deg" if kind == "angle" else "length"], unit)
     else:

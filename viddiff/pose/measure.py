@@ -22,9 +22,10 @@ from typing import Callable, Literal, Mapping, Optional, Sequence
 import numpy as np
 
 from viddiff.pose.align import stage_time, warp_stage_times
+from viddiff.pose.difference3d import triangulation_difference
 from viddiff.pose.kinematics import OK, Kinematics, REASON_PRIORITY, describe_reasons
 from viddiff.pose.statistics import Reading, coverage, frame_noise, inside, read_statistic, running_median, window_samples
-from viddiff.pose.view import WORDS, faces_plane
+from viddiff.pose.view import WORDS, faces_plane, is_triangulated
 from viddiff.pose.vocabulary import QUANTITIES, label, normalised, series_names
 from viddiff.schema import (
     CameraView, Evidence, EvidenceCurve, EvidenceInterval, EvidencePoint, Letter, MeasurementSpec, Skeleton3D,
@@ -56,6 +57,9 @@ class VideoMeasures:
     triangulation_errors: Optional[Mapping[str, float]] = None
     """Per quantity, the triangulation and calibration part of a 3D performance's value (its ``view`` part;
     :attr:`viddiff.pose.multiview.PerformancePose.triangulation_errors`); ``None`` for one video."""
+    calibration_errors: Optional[Mapping[str, float]] = None
+    """Per quantity, the part of :attr:`triangulation_errors` that the calibration's reported error adds (not shared
+    between two setups: it stays in a difference); ``None`` for one video or a calibration that reports none."""
     skeleton: Optional[Callable[[float], Skeleton3D]] = None
     """A 3D performance's body at a time of its main video (:meth:`viddiff.pose.multiview.PerformancePose.skeleton`),
     kept at each keyframe for the report's 3D view; ``None`` for one video."""
@@ -130,7 +134,9 @@ def measure(
     if problems:
         return evidence
     values = dict(value_a=_round(read_a.value), value_b=_round(read_b.value), interval_a=interval_a, interval_b=interval_b)
-    if interval_a.in_picture or interval_b.in_picture:
+    if a.triangulation_errors is not None and b.triangulation_errors is not None:
+        values["view_difference"] = _round(triangulation_difference(spec.quantity, spec.statistic, a.calibration_errors, b.calibration_errors))
+    elif interval_a.in_picture or interval_b.in_picture:
         values["view_difference"] = float(settings.view_difference_errors.get(spec.quantity, 0.0))
     views = comparability(a.view, b.view, settings.views_differ, spec)
     if views is not None:
@@ -167,7 +173,7 @@ def decide(evidence: Evidence, margins: Mapping[str, float]) -> tuple[Optional[L
     kind = QUANTITIES[evidence.measurement.quantity].margin
     unit = evidence.unit
     numbers = f"{evidence.label}: A {_with_interval(a, evidence.interval_a, unit)}, B {_with_interval(b, evidence.interval_b, unit)}"
-    ua, ub = _comparison_width(evidence.interval_a), _comparison_width(evidence.interval_b)
+    ua, ub = comparison_widths(evidence)
     shared = evidence.view_difference > 0
     if kind in ("angle", "length"):
         margin = margins["angle_deg" if kind == "angle" else "length"]
@@ -186,7 +192,7 @@ def decide(evidence: Evidence, margins: Mapping[str, float]) -> tuple[Optional[L
         noise_text, margin_text = f"±{100 * noise:.2g}%", f"×{ratio:g}"
         big_enough = high / low >= ratio
     if shared:
-        noise_text += ", the pictures' difference from comparable views"
+        noise_text += ", the triangulations' difference" if _both_3d(evidence) else ", the pictures' difference from comparable views"
     if gap <= noise:
         return "c", f"{numbers} ({gap_text}): within measurement noise ({noise_text})"
     if not big_enough:
@@ -194,14 +200,25 @@ def decide(evidence: Evidence, margins: Mapping[str, float]) -> tuple[Optional[L
     return _letter(evidence, a, b, f"{numbers} ({gap_text}, beyond noise {noise_text} and {margin_text})")
 
 
-def _comparison_width(interval: Optional[EvidenceInterval]) -> float:
+def comparison_widths(evidence: Evidence) -> tuple[float, float]:
+    """A's and B's half-widths as they enter the verdict (:func:`decide`), beside ``evidence.view_difference``."""
+    both_3d = _both_3d(evidence)
+    return _comparison_width(evidence.interval_a, both_3d), _comparison_width(evidence.interval_b, both_3d)
+
+
+def _both_3d(evidence: Evidence) -> bool:
+    return is_triangulated(evidence.view_a) and is_triangulated(evidence.view_b)
+
+
+def _comparison_width(interval: Optional[EvidenceInterval], both_3d: bool = False) -> float:
     """A value's half-width as it enters a comparison between comparable views: without its view part, which
     both videos largely share; the part of it they do not share is the evidence's ``view_difference``
-    (``bench/pose_accuracy.py`` measures hits, reversals and false differences with this rule). A 3D value's
-    ``view`` part (triangulation and calibration, not seen in the picture) is its own and stays."""
+    (``bench/pose_accuracy.py`` measures hits, reversals and false differences with this rule). Between two 3D
+    values likewise without their triangulation parts, for the triangulation part of the difference
+    (:mod:`viddiff.pose.difference3d`); a 3D value against one video's keeps its own."""
     if interval is None:
         return 0.0
-    if not interval.in_picture:
+    if not (interval.in_picture or both_3d):
         return interval.half_width
     return math.sqrt(max(0.0, interval.half_width ** 2 - interval.view ** 2))
 
@@ -447,6 +464,6 @@ def shown_interval(value: float, interval: Optional[EvidenceInterval], unit: str
 
 
 __all__ = [
-    "Settings", "VideoMeasures", "ViewCheck", "comparability", "decide", "describe_evidence", "measure",
+    "Settings", "VideoMeasures", "ViewCheck", "comparability", "comparison_widths", "decide", "describe_evidence", "measure",
     "shown_interval", "shown_value",
 ]
