@@ -19,10 +19,12 @@ without pose, measured in the same run (target: at most 100%); the CPU seconds o
 pose costs when the machine is shared (wall times then stretch with the other load), and "CPU share" is the
 extra CPU time with pose over without (target: at most 100%). ``--second-look-every 0 0.25`` times the BlazePose
 second look on every frame (as before) and at its default rate, in the same run; ``--max-side 0 960`` the pose
-frames at the size read (as before) and scaled to ``pose.max_side`` 960 (the default), in the same run.
+frames at the size read (as before) and scaled to ``pose.max_side`` 960 (the default), in the same run;
+``--read separate shared`` the pose frames decoded again after the mapping call (as before) and decoded with the
+method's own frames, one decode per video (the default), in the same run.
 
 Usage: python bench/pose.py [--clips DIR] [--latency 1.0] [--compare-only] [--pose-fps 15] [--second-look-every 0 0.25]
-       [--max-side 0 960] [--rtmpose-det F.onnx --rtmpose-pose F.onnx]
+       [--max-side 0 960] [--read separate shared] [--rtmpose-det F.onnx --rtmpose-pose F.onnx]
 """
 
 from __future__ import annotations
@@ -113,7 +115,7 @@ def part_one(clips: list[Path], task: Path, det: Optional[str], pose: Optional[s
 
 def compare_time(
     videos: tuple[Path, Path], base_url: str, cache: Path, pose: bool, stages, pose_fps: Optional[float] = None,
-    second_look_every_s: Optional[float] = None, max_side: Optional[int] = None,
+    second_look_every_s: Optional[float] = None, max_side: Optional[int] = None, shared_read: bool = True,
 ) -> dict[str, float]:
     overrides = [f"endpoints.default.base_url={base_url}", "localizer.clip.pretrained=null", "localizer.clip.device=cpu",
                  f"cache.path={cache}", f"pose.evidence={str(pose).lower()}"]
@@ -139,6 +141,9 @@ def compare_time(
                 spent["pose"] += time.perf_counter() - start
 
         vd.pose_evidence.prepare = timed
+        if not shared_read:  # as before: the pose decodes each video again after the mapping call
+            load = vd.load_videos_and_pose
+            vd.load_videos_and_pose = lambda sample, fps=None, *, pose: load(sample, fps, pose=False)
         try:
             start, cpu = time.perf_counter(), time.process_time()
             await vd.arun_pair(sample, mode)
@@ -162,7 +167,7 @@ def looped_clip(source: Path, out: Path, seconds: float = 10.0) -> Path:
 
 def part_two(
     latency: float, root: Path, base_url: str, pose_rates: list[float], second_looks: list[float], max_sides: list[int],
-    real_too: bool,
+    real_too: bool, reads: list[str],
 ) -> None:
     stages = _stages_module()
     params = stages.sample_pair(stages.ACTIONS[0], np.random.default_rng(0))
@@ -177,20 +182,21 @@ def part_two(
         long_pair = tuple(looped_clip(clip, root / f"long_{clip.stem}.mp4") for clip in (CLIPS[0], CLIPS[1]))
         pairs.append(("real 10-s 1080x1920 pair (cam01, cam02 looped)", long_pair))
     print(f"\nPart 2: viddiff compare, cpu-fast preset, 3 statements, {latency:.1f} s per model call, CLIP at 4 fps")
-    print(f"{'videos':<44} {'pose.fps':>8} {'2nd look':>8} {'max side':>8} {'without pose':>13} {'with pose':>10} {'pose step':>10} {'pose share':>11} "
-          f"{'CPU s without/with':>19} {'CPU share':>10}")
+    print(f"{'videos':<44} {'pose.fps':>8} {'2nd look':>8} {'max side':>8} {'read':>8} {'without pose':>13} {'with pose':>10} {'pose step':>10} "
+          f"{'pose share':>11} {'CPU s without/with':>19} {'CPU share':>10}")
     for label, videos in pairs:
         tag = label.split()[0]
         compare_time(videos, base_url, root / f"{tag}-warm-up.sqlite", True, stages)  # one-time imports and set-up
         plain = compare_time(videos, base_url, root / f"{tag}-plain.sqlite", False, stages)
-        for rate, every, side in ((r, e, m) for r in pose_rates for e in second_looks for m in max_sides):
+        for rate, every, side, read in ((r, e, m, d) for r in pose_rates for e in second_looks for m in max_sides for d in reads):
             posed = compare_time(
-                videos, base_url, root / f"{tag}-pose-{rate}-{every}-{side}.sqlite", True, stages, rate, every, side
+                videos, base_url, root / f"{tag}-pose-{rate}-{every}-{side}-{read}.sqlite", True, stages, rate, every, side,
+                shared_read=read == "shared",
             )
             share = (posed["whole"] - plain["whole"]) / plain["whole"]
             cpu_share = (posed["cpu"] - plain["cpu"]) / plain["cpu"]
-            print(f"{label:<44} {rate:>8g} {every:>7g}s {side or 'full':>8} {plain['whole']:>12.1f}s {posed['whole']:>9.1f}s {posed['pose']:>9.1f}s "
-                  f"{share:>10.0%} {plain['cpu']:>9.1f}/{posed['cpu']:<8.1f} {cpu_share:>9.0%}", flush=True)
+            print(f"{label:<44} {rate:>8g} {every:>7g}s {side or 'full':>8} {read:>8} {plain['whole']:>12.1f}s {posed['whole']:>9.1f}s "
+                  f"{posed['pose']:>9.1f}s {share:>10.0%} {plain['cpu']:>9.1f}/{posed['cpu']:<8.1f} {cpu_share:>9.0%}", flush=True)
 
 
 def main() -> None:
@@ -206,6 +212,9 @@ def main() -> None:
                         help="pose.blazepose.second_look_every_s values to time (part 2; 0 = every frame, as before)")
     parser.add_argument("--max-side", type=int, nargs="+", default=[960],
                         help="pose.max_side values to time (part 2; 0 = the frames at the size read, as before)")
+    parser.add_argument("--read", nargs="+", default=["shared"], choices=["shared", "separate"],
+                        help="pose frames decoded with the method's own (shared, the default) or again after the "
+                        "mapping call (separate, as before); part 2")
     parser.add_argument("--synthetic-only", action="store_true", help="part 2 on the synthetic pair only")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
@@ -218,7 +227,7 @@ def main() -> None:
         if not args.skip_compare:
             with FakeOpenAIServer(ScriptedModel(), latency_s=args.latency) as server:
                 part_two(args.latency, root, server.base_url, args.pose_fps, args.second_look_every, args.max_side,
-                         not args.synthetic_only)
+                         not args.synthetic_only, args.read)
 
 
 if __name__ == "__main__":

@@ -167,8 +167,11 @@ def test_two_camera_views_of_one_take_never_get_a_or_b_on_body_angles(
 
 def test_the_pose_is_estimated_while_the_differencer_answers_are_awaited(tmp_path: Path, clip_h264: Path, key_env) -> None:
     """``pose.evidence``: the keypoints are estimated while every differencer call is still held at the server
-    (pose begins once the proposal is known, beside the localizer and the judging, not after them)."""
+    (pose begins once the proposal is known, beside the localizer and the judging, not after them). The pose
+    frames come with the method's own read, so the estimator may start before the differencer has asked: it
+    waits (a while) for the held call, which never comes if the judging waited for the pose."""
     import threading
+    import time
 
     from viddiff.api import VidDiff
     from viddiff.plugins import POSE_ESTIMATORS
@@ -185,6 +188,9 @@ def test_the_pose_is_estimated_while_the_differencer_answers_are_awaited(tmp_pat
             return {}
 
         def estimate(self, frames, times_s):
+            deadline = time.monotonic() + 20
+            while gate.arrived == 0 and time.monotonic() < deadline:
+                time.sleep(0.01)
             estimated.set()
             return empty_keypoints(len(frames), len(JOINTS))
 
@@ -214,3 +220,60 @@ def test_the_pose_is_estimated_while_the_differencer_answers_are_awaited(tmp_pat
     assert held >= 1 and gate.timed_out == 0  # the differencer call was waiting when the pose was estimated
     evidence = outcome["result"].evidence[0]
     assert evidence.status == "uncertain" and "no person was found" in evidence.reason
+
+
+def test_each_video_is_decoded_once_for_the_method_and_the_pose(
+    tmp_path: Path, clip_h264: Path, slowed_clip: Path, key_env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``pose.evidence``: each video is decoded once for the method's frames and the pose's (docs/pose.md,
+    "Cost"), and the estimator gets the very frames a read of its own gives (so the pose and its cache key are
+    what they were)."""
+    import numpy as np
+
+    import viddiff.video.read as read_module
+    from viddiff.api import VidDiff
+    from viddiff.plugins import POSE_ESTIMATORS
+    from viddiff.pose.estimators import empty_keypoints
+    from viddiff.pose.frames import pose_shrink
+    from viddiff.pose.skeleton import JOINTS
+    from viddiff.testing.responders import ScriptedModel
+    from viddiff.video import read_video
+
+    seen: list[np.ndarray] = []
+
+    class Recorder:
+        name = "test-frame-recorder"
+
+        def settings(self) -> dict:
+            return {}
+
+        def estimate(self, frames, times_s):
+            seen.append(np.stack(frames))
+            return empty_keypoints(len(frames), len(JOINTS))
+
+    POSE_ESTIMATORS.register("test-frame-recorder", lambda cfg: Recorder())
+    reads: list[str] = []
+    sampled = read_module.read_video_sampled
+
+    def counted(path, samplings, *args, **kwargs):
+        reads.append(Path(path).name)
+        return sampled(path, samplings, *args, **kwargs)
+
+    monkeypatch.setattr(read_module, "read_video_sampled", counted)
+    with FakeOpenAIServer(ScriptedModel()) as server:
+        cfg = pose_config(server, tmp_path / "cache.sqlite", "pose.evidence=true", "pose.estimator=test-frame-recorder")
+        sample, mode = build_sample(clip_h264, slowed_clip, "a person moving in a lab", differences=["the knees are straighter"])
+
+        async def go() -> None:
+            vd = VidDiff(cfg)
+            try:
+                await vd.aprocess(sample, mode)
+            finally:
+                await vd.aclose()
+
+        asyncio.run(go())
+    assert sorted(reads) == sorted([clip_h264.name, slowed_clip.name])
+    monkeypatch.undo()
+    for clip, frames in zip((clip_h264, slowed_clip), seen, strict=True):  # A, then B; 100 frames: native rate
+        own = read_video(clip, None, max_side=cfg.data.max_side, shrink=pose_shrink(cfg.pose.max_side))
+        assert np.array_equal(frames, own.frames)

@@ -7,6 +7,7 @@ check that the frames returned are exactly the frames asked for.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
 import subprocess
@@ -857,3 +858,90 @@ def test_pyav_decodes_every_vp9_frame_it_reads(videos: dict[str, Path]) -> None:
     frames = list(source.iter_frames(np.arange(0, 45, 5)))
     assert [frame_number(f) for f in frames] == list(range(0, 45, 5))
     assert source.frames_decoded == 41
+
+
+# --------------------------------------------------------------------------- several samplings, one decode
+
+
+def _same_read(shared: VideoFrames, alone: VideoFrames) -> None:
+    assert np.array_equal(shared.frames, alone.frames)
+    assert np.array_equal(shared.frame_indices, alone.frame_indices)
+    assert np.array_equal(shared.times_s, alone.times_s)
+    assert (shared.fps, shared.stride, shared.start, shared.end, shared.duration_s, shared.size, shared.backend) == (
+        alone.fps, alone.stride, alone.start, alone.end, alone.duration_s, alone.size, alone.backend
+    )
+    if alone.full_size is None:
+        assert shared.full_size is None
+    else:  # how to decode frames again at the size read (the probe's arrays compare by content)
+        assert dataclasses.replace(shared.full_size, probe=None) == dataclasses.replace(alone.full_size, probe=None)
+        assert np.array_equal(shared.full_size.probe.pts, alone.full_size.probe.pts)
+
+
+@pytest.mark.parametrize("name", ["h264_30", "gop10", "vp9"])
+def test_one_decode_gives_each_sampling_what_its_own_read_gives(
+    videos: dict[str, Path], name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CLIP's frames (few, shrunk) and the pose's (many, another size) from one pass over the file: each is what
+    its own read_video gives, pixel for pixel, with the same indices, times and record for decoding again; the
+    file is decoded once, for the union of the frames."""
+    from viddiff.video import Sampling, read_video_sampled, thumbnail
+
+    small = lambda frame: np.ascontiguousarray(frame[::2, ::2])  # noqa: E731
+    samplings = (
+        Sampling(target_fps=5, max_side=None, shrink=thumbnail(24)),
+        Sampling(target_fps=15, max_side=40, shrink=small),
+        Sampling(count=7, max_side=32),
+    )
+    trim = (3, None)
+    alone = [
+        read_video(videos[name], s.target_fps, trim, max_side=s.max_side, shrink=s.shrink, count=s.count, backend="pyav")
+        for s in samplings
+    ]
+    passes: list[np.ndarray] = []
+    iter_frames = PyAVSource.iter_frames
+
+    def counted(self, indices):
+        passes.append(indices)
+        return iter_frames(self, indices)
+
+    monkeypatch.setattr(PyAVSource, "iter_frames", counted)
+    shared = read_video_sampled(videos[name], samplings, frames_trim=trim)
+    assert len(passes) == 1
+    assert np.array_equal(passes[0], np.unique(np.concatenate([a.frame_indices for a in alone])))
+    for one, other in zip(shared, alone):
+        _same_read(one, other)
+    keyframes = shared[0].frame_indices[:2]
+    again, once = (video.with_stills(v, keyframes).at(keyframes) for v in (shared[0], alone[0]))
+    assert all(np.array_equal(x, y) for x, y in zip(again, once))
+
+
+def test_one_decode_of_a_variable_rate_file_samples_each_by_presentation_time(vfr_clips: dict[str, Path]) -> None:
+    from viddiff.video import Sampling, read_video_sampled
+
+    shared = read_video_sampled(vfr_clips["mp4"], (Sampling(target_fps=1), Sampling(target_fps=10, max_side=32)))
+    for one, sampling in zip(shared, (Sampling(target_fps=1), Sampling(target_fps=10, max_side=32))):
+        _same_read(one, read_video(vfr_clips["mp4"], sampling.target_fps, max_side=sampling.max_side))
+    assert shared[0].variable_frame_rate and len(shared[1].frame_indices) > len(shared[0].frame_indices)
+
+
+async def _read_refs(refs, samplings):
+    from viddiff.video import read_videos_sampled
+
+    return await read_videos_sampled(refs, samplings)
+
+
+def test_the_same_video_twice_is_read_once_for_all_its_samplings(videos: dict[str, Path]) -> None:
+    import asyncio
+
+    from viddiff.video import Sampling
+
+    ref = VideoRef(path=str(videos["h264_30"]))
+    seen: list[VideoRef] = []
+
+    def samplings(asked: VideoRef):
+        seen.append(asked)
+        return (Sampling(target_fps=3), Sampling(target_fps=10))
+
+    (a3, a10), (b3, b10) = asyncio.run(_read_refs((ref, ref), samplings))
+    assert seen == [ref] and a3 is b3 and a10 is b10
+    assert frame_numbers(a3) == list(range(0, 90, 10)) and frame_numbers(a10) == list(range(0, 90, 3))

@@ -14,7 +14,7 @@ import asyncio
 import functools
 import threading
 from dataclasses import dataclass, field
-from typing import Optional, Sequence, Union
+from typing import Awaitable, Callable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -41,11 +41,14 @@ from viddiff.pose.statistics import inside
 from viddiff.pose.view import comparable_views, estimate_view
 from viddiff.pose.vocabulary import QUANTITIES
 from viddiff.schema import CameraView, Evidence, MeasurementSpec, Mode, Prediction, Proposal, Sample, VideoRef
-from viddiff.video import VideoFrames, probe_video, read_video_ref, resolve_trim
+from viddiff.video import Sampling, VideoFrames, probe_video, read_video_ref_sampled, resolve_trim
 
 NO_MEASUREMENT = "no measurement fits this difference"
 BodyPose = Union[PoseTrack, PerformancePose]
 """One side's pose: one video's 2D track, or a performance triangulated from several calibrated views."""
+MainPoseFrames = Callable[[], Awaitable[Optional[tuple[VideoFrames, VideoFrames]]]]
+"""Both main videos' pose frames (:meth:`PoseEvidence.sampling`), decoded with the method's own frames (``None``:
+they were not); called only when a measurement needs a body."""
 
 
 @dataclass
@@ -109,12 +112,26 @@ class PoseEvidence:
                 self._estimator = build_pose_estimator(self.config.pose)
             return self._estimator
 
-    def begin(self, sample: Sample, proposal: Proposal, meter: Optional[UsageMeter] = None) -> "asyncio.Future[Prepared]":
-        """Start mapping the differences and, when a measurement needs it, estimating the pose, now."""
-        return asyncio.ensure_future(self.prepare(sample, proposal, meter))
+    def sampling(self, ref: VideoRef) -> Sampling:
+        """How the pose reads a video: over its whole trim, at the rate :func:`pose_rate` picks for it, no larger
+        than ``pose.max_side``. The method reads its own frames and these in one decode (docs/pose.md, "Cost")."""
+        data, cfg = self.config.data, self.config.pose
+        info = probe_video(ref.path, ref.fps_original, data.video_backend)
+        start, end = resolve_trim(ref.frames_trim, info.n_frames, ref.path)
+        rate = pose_rate(end - start, info.fps, cfg.fps, cfg.native_up_to_frames)
+        return Sampling(target_fps=rate, max_side=data.max_side, shrink=pose_shrink(cfg.max_side))
 
-    async def prepare(self, sample: Sample, proposal: Proposal, meter: Optional[UsageMeter] = None) -> Prepared:
+    def begin(
+        self, sample: Sample, proposal: Proposal, meter: Optional[UsageMeter] = None, main_frames: Optional[MainPoseFrames] = None
+    ) -> "asyncio.Future[Prepared]":
+        """Start mapping the differences and, when a measurement needs it, estimating the pose, now."""
+        return asyncio.ensure_future(self.prepare(sample, proposal, meter, main_frames))
+
+    async def prepare(
+        self, sample: Sample, proposal: Proposal, meter: Optional[UsageMeter] = None, main_frames: Optional[MainPoseFrames] = None
+    ) -> Prepared:
         """The mapping call, then (only when some measurement needs a body) both videos' pose at ``pose.fps``.
+        ``main_frames``: both main videos' pose frames as the method read them (else they are read here).
 
         A mapping answer that stays invalid (or a request the endpoint keeps refusing) costs the evidence, not
         the verdicts: every difference is then absent with the reason."""
@@ -132,7 +149,7 @@ class PoseEvidence:
             absent={key: NO_MEASUREMENT for key, spec in mapped.items() if spec is None},
         )
         if any(QUANTITIES[spec.quantity].needs_pose for spec in prepared.specs.values()):
-            prepared.frames = await self._pose_frames(sample)
+            prepared.frames = await self._pose_frames(sample, None if main_frames is None else await main_frames())
             try:
                 prepared.tracks = await asyncio.to_thread(self._tracks, sample, prepared.frames)
             except SyncError as exc:  # absent, not guessed: the verdicts and the durations go on without it
@@ -196,24 +213,27 @@ class PoseEvidence:
         absent = {d.key: ready.absent.get(d.key, NO_MEASUREMENT) for d in proposal.differences if d.key not in ready.specs}
         return PoseMeasurements(evidence=evidence, absent=absent)
 
-    async def _pose_frames(self, sample: Sample) -> tuple[tuple[VideoFrames, ...], tuple[VideoFrames, ...]]:
-        """Both sides' videos read again for their pose over their whole trim, at the rate :func:`pose_rate` picks
-        for each side's main video, whatever rate the method's own frames have; a side filmed by several cameras
-        reads each of its views at its main video's rate. Frames are no larger than ``pose.max_side``."""
-        data, cfg = self.config.data, self.config.pose
-        shrink = pose_shrink(cfg.max_side)
+    async def _pose_frames(
+        self, sample: Sample, main: Optional[tuple[VideoFrames, VideoFrames]] = None
+    ) -> tuple[tuple[VideoFrames, ...], tuple[VideoFrames, ...]]:
+        """Both sides' videos read for their pose (:meth:`sampling`), whatever rate the method's own frames have;
+        a side filmed by several cameras reads each of its views at its main video's rate. ``main``: both main
+        videos' frames, already read so; only the other views are read then."""
+        backend = self.config.data.video_backend
 
-        def read(ref: VideoRef) -> tuple[VideoFrames, ...]:
-            info = probe_video(ref.path, ref.fps_original, data.video_backend)
-            start, end = resolve_trim(ref.frames_trim, info.n_frames, ref.path)
-            rate = pose_rate(end - start, info.fps, cfg.fps, cfg.native_up_to_frames)
-            return tuple(read_video_ref(video, rate, data.max_side, data.video_backend, shrink=shrink) for video in (ref, *ref.views))
+        def read(ref: VideoRef, given: Optional[VideoFrames]) -> tuple[VideoFrames, ...]:
+            if given is not None and not ref.views:
+                return (given,)
+            sampling = self.sampling(ref)
+            first = given if given is not None else read_video_ref_sampled(ref, (sampling,), backend)[0]
+            return (first, *(read_video_ref_sampled(view, (sampling,), backend)[0] for view in ref.views))
 
         a, b = sample.videos
+        given_a, given_b = main if main is not None else (None, None)
         if a == b:
-            frames = await asyncio.to_thread(read, a)
+            frames = await asyncio.to_thread(read, a, given_a)
             return frames, frames
-        first, second = await asyncio.gather(asyncio.to_thread(read, a), asyncio.to_thread(read, b))
+        first, second = await asyncio.gather(asyncio.to_thread(read, a, given_a), asyncio.to_thread(read, b, given_b))
         return first, second
 
     def _tracks(

@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional
 from viddiff.backends.llm import UsageMeter
 from viddiff.config import ModelCallConfig
 from viddiff.errors import ViddiffError
-from viddiff.methods.viddiff import VidDiffMethod, _frame_rate_notes
+from viddiff.methods.viddiff import VidDiffMethod, _frame_rate_notes, main_pose_frames
 from viddiff.pose.mapping import STAGE as POSE_STAGE
 from viddiff.pose.agreement import agreement
 from viddiff.schema import Mode, Prediction, Sample, SampleResult
@@ -56,10 +56,11 @@ class PoseMethod(VidDiffMethod):
                 sample_key=sample.sample_key, index=index, mode=mode, method=self.name,
                 notes=["no a/b-labelled differences: nothing to check"],
             )
-        videos = videos or await self.load_videos(sample, fps)
+        loaded = None if videos is not None else await self.load_videos_and_pose(sample, fps, pose=True)
+        videos = videos or loaded.videos
         proposal = await self._proposal(sample, mode, meter)
         _notify(on_stage, "proposer")
-        preparing = self.pose_evidence.begin(sample, proposal, meter)  # mapping and pose beside the localizer
+        preparing = self.pose_evidence.begin(sample, proposal, meter, main_pose_frames(loaded))  # beside the localizer
         try:
             localization = await self._localize_now(sample, mode, proposal, videos)
         except BaseException:

@@ -15,7 +15,7 @@ import functools
 import logging
 import math
 import threading
-from typing import AsyncIterator, Callable, Optional
+from typing import AsyncIterator, Callable, Optional, Union
 
 from viddiff.backends.chat import ChatModel
 from viddiff.backends.clip_frames import FrameShrink, clip_frame_shrink
@@ -29,14 +29,14 @@ from viddiff.errors import ViddiffError
 from viddiff.localizer.localize import FirstEmbeddings, Localization, Localizer, Segmented, needs_clip
 from viddiff.localizer.segmenters import get_segmenter
 from viddiff.localizer.oracle import annotations_for_mode
-from viddiff.methods.evidence import PoseEvidence
+from viddiff.methods.evidence import MainPoseFrames, PoseEvidence
 from viddiff.methods.description import omitted_note, render_description
 from viddiff.methods.events import Finished, Judged, Localized, Proposed, SampleEvent
 from viddiff.proposer import Proposer
 from viddiff.pose.measure import describe_evidence
 from viddiff.proposer.seeding import proposal_seed
 from viddiff.schema import Difference, Evidence, Mode, Prediction, Proposal, Sample, SampleResult, Stage
-from viddiff.video import VideoFrames, probe_video, read_pair, with_stills
+from viddiff.video import Sampling, VideoFrames, probe_video, read_pair, read_videos_sampled, with_stills
 
 log = logging.getLogger(__name__)
 StagePlanCallback = Callable[[list[Stage], list[Difference]], None]
@@ -50,6 +50,15 @@ class PairRun:
     videos: tuple[VideoFrames, VideoFrames]
     result: SampleResult
 
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadedVideos:
+    """Both videos' frames at the inference fps, and, when the pose will be measured, both videos' pose frames
+    (:meth:`PoseEvidence.sampling`) from the same decode."""
+
+    videos: tuple[VideoFrames, VideoFrames]
+    pose: Optional[tuple[VideoFrames, VideoFrames]] = None
 
 
 class VidDiffMethod:
@@ -144,6 +153,20 @@ class VidDiffMethod:
             sample.videos, fps or data.fps_for(sample.domain), self._frame_side(), data.video_backend,
             shrink=self._clip_shrink,
         )
+
+    async def load_videos_and_pose(self, sample: Sample, fps: Optional[float] = None, *, pose: bool) -> LoadedVideos:
+        """:meth:`load_videos`, and with ``pose`` also the pose's frames, each video decoded once for both: the
+        pose's second decode cost about as much CPU as the estimator on a 10-s 1080p clip (docs/pose.md, "Cost").
+        Read before the mapping call says whether a body is measured at all, so that answer can waste the pose
+        frames' conversion (not a decode)."""
+        if not pose:
+            return LoadedVideos(await self.load_videos(sample, fps))
+        data = self.config.data
+        own = Sampling(target_fps=fps or data.fps_for(sample.domain), max_side=self._frame_side(), shrink=self._clip_shrink)
+        (a, pose_a), (b, pose_b) = await read_videos_sampled(
+            sample.videos, lambda ref: (own, self.pose_evidence.sampling(ref)), data.video_backend
+        )
+        return LoadedVideos((a, b), (pose_a, pose_b))
 
     @functools.cached_property
     def _clip_shrink(self) -> Optional[FrameShrink]:
@@ -273,7 +296,10 @@ class VidDiffMethod:
         if self.config.run.overlap_stages:
             if videos is None:
                 await self._probe_videos(sample)  # a file that is no video fails before any model call
-            reading = asyncio.ensure_future(self._read_and_embed_first(sample, mode, videos, fps))
+            loading = None if videos is not None else asyncio.ensure_future(
+                self.load_videos_and_pose(sample, fps, pose=self.pose_evidence.wanted)
+            )
+            reading = asyncio.ensure_future(self._read_and_embed_first(sample, mode, videos, fps, loading))
             segmenting: list[asyncio.Future] = []
 
             def segment_early(stages: list[Stage], differences: list[Difference]) -> None:
@@ -283,7 +309,7 @@ class VidDiffMethod:
             preparing: Optional[asyncio.Future] = None
             try:
                 proposal = await _first_failure_or(proposing, reading)
-                preparing = self._begin_evidence(sample, proposal, meter)  # the mapping and the pose, beside the rest
+                preparing = self._begin_evidence(sample, proposal, meter, loading)  # the mapping and the pose, beside the rest
                 yield Proposed(proposal)
                 videos, _ = await reading
                 segmented = await segmenting[-1] if segmenting else None
@@ -292,11 +318,12 @@ class VidDiffMethod:
                 await _cancelled(*([preparing] if preparing else []))
                 raise
             finally:
-                await _cancelled(proposing, reading, *segmenting)
+                await _cancelled(proposing, reading, *segmenting, *([loading] if loading else []))
         else:
-            videos = videos or await self.load_videos(sample, fps)
+            loaded = None if videos is not None else await self.load_videos_and_pose(sample, fps, pose=self.pose_evidence.wanted)
+            videos = videos or loaded.videos
             proposal = await self._proposal(sample, mode, meter)
-            preparing = self._begin_evidence(sample, proposal, meter)
+            preparing = self._begin_evidence(sample, proposal, meter, loaded)
             try:
                 yield Proposed(proposal)
                 localization = await self._localize_now(sample, mode, proposal, videos)
@@ -334,9 +361,16 @@ class VidDiffMethod:
         await asyncio.gather(*(asyncio.to_thread(probe_video, ref.path, ref.fps_original, backend) for ref in refs))
 
     async def _read_and_embed_first(
-        self, sample: Sample, mode: Mode, videos: Optional[tuple[VideoFrames, VideoFrames]], fps: Optional[float]
+        self,
+        sample: Sample,
+        mode: Mode,
+        videos: Optional[tuple[VideoFrames, VideoFrames]],
+        fps: Optional[float],
+        loading: Optional["asyncio.Future[LoadedVideos]"] = None,
     ) -> tuple[tuple[VideoFrames, VideoFrames], FirstEmbeddings]:
-        videos = videos or await self.load_videos(sample, fps)
+        """The frames (given, being read by ``loading``, or read now) and their first embeddings."""
+        if videos is None:
+            videos = (await asyncio.shield(loading)).videos if loading is not None else await self.load_videos(sample, fps)
         return videos, await self._embed_first(sample, mode, videos)
 
     async def _embed_first(self, sample: Sample, mode: Mode, videos: tuple[VideoFrames, VideoFrames]) -> FirstEmbeddings:
@@ -492,9 +526,18 @@ class VidDiffMethod:
             evidence=evidence,
         )
 
-    def _begin_evidence(self, sample: Sample, proposal: Proposal, meter: UsageMeter) -> Optional[asyncio.Future]:
-        """The pose mapping call and pose estimation, started as soon as the proposal is known (``None``: no pose)."""
-        return self.pose_evidence.begin(sample, proposal, meter) if self.pose_evidence.wanted else None
+    def _begin_evidence(
+        self,
+        sample: Sample,
+        proposal: Proposal,
+        meter: UsageMeter,
+        loaded: Union[None, LoadedVideos, "asyncio.Future[LoadedVideos]"] = None,
+    ) -> Optional[asyncio.Future]:
+        """The pose mapping call and pose estimation, started as soon as the proposal is known (``None``: no pose);
+        ``loaded``: the read that also decoded the pose's frames (else the pose reads its own)."""
+        if not self.pose_evidence.wanted:
+            return None
+        return self.pose_evidence.begin(sample, proposal, meter, main_pose_frames(loaded))
 
     async def _evidence(
         self,
@@ -547,6 +590,18 @@ async def _first_failure_or(wanted: asyncio.Future, other: asyncio.Future):
         if other in done:
             other.result()
     return wanted.result()
+
+
+def main_pose_frames(loaded: Union[None, LoadedVideos, "asyncio.Future[LoadedVideos]"]) -> Optional[MainPoseFrames]:
+    """Both main videos' pose frames from a read (done, or a future) for :meth:`PoseEvidence.begin`; ``None``
+    (or its answer ``None``: a read without them) lets the pose read its own."""
+    if loaded is None:
+        return None
+
+    async def pose() -> Optional[tuple[VideoFrames, VideoFrames]]:
+        return (loaded if isinstance(loaded, LoadedVideos) else await asyncio.shield(loaded)).pose
+
+    return pose
 
 
 async def _cancelled(*tasks: asyncio.Future) -> None:

@@ -1,6 +1,7 @@
 """Video in and out: frames at a target fps, upright, with their true times; and the one encoder path.
 
-- :mod:`~viddiff.video.read`: sampled frames of a file or image folder (:func:`read_video`, :func:`read_pair`);
+- :mod:`~viddiff.video.read`: sampled frames of a file or image folder (:func:`read_video`, :func:`read_pair`;
+  several samplings from one decode: :func:`read_video_sampled`);
 - :mod:`~viddiff.video.sources`: the PyAV probe and the three readers, and which decoder reads which file;
 - :mod:`~viddiff.video.orientation`: display matrices and EXIF orientation, as 2x2 matrices;
 - :mod:`~viddiff.video.timing`: stride or presentation-time sampling;
@@ -14,6 +15,7 @@ from __future__ import annotations
 from viddiff.video.read import (
     BACKENDS,
     IMAGE_SUFFIXES,
+    Sampling,
     VideoFrames,
     VideoInfo,
     compute_stride,
@@ -21,7 +23,10 @@ from viddiff.video.read import (
     read_pair,
     read_video,
     read_video_ref,
+    read_video_ref_sampled,
+    read_video_sampled,
     read_videos,
+    read_videos_sampled,
     resolve_trim,
     scaled_size,
     thumbnail,
@@ -30,6 +35,7 @@ from viddiff.video.read import (
 )
 
 __all__ = [
-    "BACKENDS", "IMAGE_SUFFIXES", "VideoFrames", "VideoInfo", "compute_stride", "probe_video", "read_pair",
-    "read_video", "read_video_ref", "read_videos", "resolve_trim", "scaled_size", "thumbnail", "unshrunk", "with_stills",
+    "BACKENDS", "IMAGE_SUFFIXES", "Sampling", "VideoFrames", "VideoInfo", "compute_stride", "probe_video", "read_pair",
+    "read_video", "read_video_ref", "read_video_ref_sampled", "read_video_sampled", "read_videos", "read_videos_sampled",
+    "resolve_trim", "scaled_size", "thumbnail", "unshrunk", "with_stills",
 ]

@@ -61,8 +61,9 @@ Shrink = Callable[[np.ndarray], np.ndarray]
 """A frame (upright, at ``max_side``) to the smaller frame a caller keeps (e.g. CLIP's resize and crop)."""
 
 __all__ = [
-    "BACKENDS", "IMAGE_SUFFIXES", "VideoFrames", "VideoInfo", "compute_stride", "probe_video", "read_pair",
-    "read_video", "read_video_ref", "read_videos", "resolve_trim", "scaled_size", "thumbnail", "unshrunk", "with_stills",
+    "BACKENDS", "IMAGE_SUFFIXES", "Sampling", "VideoFrames", "VideoInfo", "compute_stride", "probe_video", "read_pair",
+    "read_video", "read_video_ref", "read_video_ref_sampled", "read_video_sampled", "read_videos", "read_videos_sampled",
+    "resolve_trim", "scaled_size", "thumbnail", "unshrunk", "with_stills",
 ]
 BACKENDS = ("auto", "decord", "pyav")
 
@@ -389,38 +390,73 @@ def _count_plan(path: str, n_frames: int, fps: float, frames_trim: Trim, count: 
     return _Plan(indices, start, end, count / duration_s, fps, None, None)
 
 
-def _collect(
-    frames: _Frames, count: int, max_side: Optional[int], path: str, shrink: Optional[Shrink] = None
-) -> tuple[np.ndarray, tuple[int, int]]:
-    """Stack frames into one array, resizing (and shrinking) each as it arrives so full-size frames never pile
-    up; also the (width, height) of the frames at ``max_side``."""
-    with closing(frames):  # stop the decoder (and close the file) once enough frames are in
-        return _stack(frames, count, max_side, path, shrink)
+@dataclass(frozen=True)
+class Sampling:
+    """One set of frames a caller wants from a video (:func:`read_video_sampled` reads several in one decode):
+    as :func:`read_video`'s ``target_fps``, ``count``, ``max_side`` and ``shrink``."""
+
+    target_fps: Optional[float] = None
+    max_side: Optional[int] = None
+    shrink: Optional[Shrink] = None
+    count: Optional[int] = None
 
 
-def _stack(
-    frames: Iterator[np.ndarray], count: int, max_side: Optional[int], path: str, shrink: Optional[Shrink]
-) -> tuple[np.ndarray, tuple[int, int]]:
+class _Stack:
+    """One sampling's frames, stacked as they are decoded: each resized to its ``max_side`` (and shrunk), so
+    full-size frames never pile up; a frame wanted at several positions (a count plan) is decoded once."""
+
+    def __init__(self, indices: np.ndarray, max_side: Optional[int], shrink: Optional[Shrink], path: str):
+        self.distinct, self.positions = np.unique(indices, return_inverse=True)
+        self.repeats = len(self.distinct) < len(indices)
+        self.max_side, self.shrink, self.path = max_side, shrink, path
+        self.out: Optional[np.ndarray] = None
+        self.filled = 0
+        self.read_size = (0, 0)
+
+    def wants(self, index: int) -> bool:
+        return self.filled < len(self.distinct) and int(self.distinct[self.filled]) == index
+
+    def add(self, frame: np.ndarray, resized: dict[Optional[int], np.ndarray]) -> None:
+        """Keep ``frame`` (full size, upright); ``resized`` holds this frame at each ``max_side`` already made,
+        so samplings of one size share one resize."""
+        if self.max_side not in resized:
+            resized[self.max_side] = _resized(frame, self.max_side)
+        kept = resized[self.max_side]
+        self.read_size = (int(kept.shape[1]), int(kept.shape[0]))
+        if self.shrink is not None:
+            kept = self.shrink(kept)
+        if self.out is None:
+            self.out = np.empty((len(self.distinct), *kept.shape), dtype=np.uint8)
+        elif kept.shape != self.out.shape[1:]:
+            raise VideoError(f"{self.path}: frame sizes change within the video; re-export it at one size")
+        self.out[self.filled] = kept
+        self.filled += 1
+
+    def result(self) -> tuple[np.ndarray, tuple[int, int]]:
+        if self.out is None or self.filled < len(self.distinct):
+            raise VideoError(f"{self.path}: the decoder returned fewer frames than requested; the file may be corrupt")
+        return (self.out[self.positions] if self.repeats else self.out), self.read_size
+
+
+def _resized(frame: np.ndarray, max_side: Optional[int]) -> np.ndarray:
     from PIL import Image
 
-    out: Optional[np.ndarray] = None
-    read_size = (0, 0)
-    for i, frame in enumerate(frames):
-        height, width = frame.shape[:2]
-        size = scaled_size(width, height, max_side)
-        if size != (width, height):
-            frame = np.asarray(Image.fromarray(np.ascontiguousarray(frame)).resize(size, Image.Resampling.BICUBIC))
-        read_size = size
-        if shrink is not None:
-            frame = shrink(frame)
-        if out is None:
-            out = np.empty((count, *frame.shape), dtype=np.uint8)
-        elif frame.shape != out.shape[1:]:
-            raise VideoError(f"{path}: frame sizes change within the video; re-export it at one size")
-        out[i] = frame
-        if i + 1 == count:
-            return out, read_size
-    raise VideoError(f"{path}: the decoder returned fewer frames than requested; the file may be corrupt")
+    height, width = frame.shape[:2]
+    size = scaled_size(width, height, max_side)
+    if size == (width, height):
+        return frame
+    return np.asarray(Image.fromarray(np.ascontiguousarray(frame)).resize(size, Image.Resampling.BICUBIC))
+
+
+def _collect(frames: _Frames, union: np.ndarray, stacks: Sequence[_Stack]) -> None:
+    """Hand each decoded frame (one per index of ``union``, in order) to the stacks that want it, then stop the
+    decoder (and close the file)."""
+    with closing(frames):
+        for index, frame in zip(union.tolist(), frames):
+            resized: dict[Optional[int], np.ndarray] = {}
+            for stack in stacks:
+                if stack.wants(index):
+                    stack.add(frame, resized)
 
 
 def _check_max_side(max_side: Optional[int]) -> None:
@@ -511,38 +547,59 @@ def read_video(
     ``shrink``: keep each frame only as ``shrink`` makes it (memory bounded by the shrunk size, whatever the
     video's resolution); :func:`with_stills` decodes chosen frames again at the size read.
     """
+    sampling = Sampling(target_fps=target_fps, max_side=max_side, shrink=shrink, count=count)
+    return read_video_sampled(path, (sampling,), frames_trim, fps_original, backend)[0]
+
+
+def read_video_sampled(
+    path: PathLike,
+    samplings: Sequence[Sampling],
+    frames_trim: Trim = None,
+    fps_original: Optional[float] = None,
+    backend: str = "auto",
+) -> tuple[VideoFrames, ...]:
+    """Several samplings of one video (say CLIP's frames at 4 fps and the pose's at 15 fps) from one decode:
+    each is :func:`read_video` with that sampling's settings, frame for frame and pixel for pixel, but the
+    file is decoded once for all of them (docs/pose.md, "Cost"). A shrinking sampling makes the whole read
+    streaming (PyAV in 'auto' mode), which decodes the files decord is chosen for to the same pixels."""
     _check_backend(backend)
-    _check_max_side(max_side)
+    for sampling in samplings:
+        _check_max_side(sampling.max_side)
     path = _check_path(path)
     sources: Iterator[_Source]
     probe: Optional[FileProbe] = None
     if path.is_dir():
         images = _image_dir(path, fps_original)
-        if count is not None:
-            plan = _count_plan(str(path), images.n_frames, float(fps_original), frames_trim, count)
-        else:
-            plan = _plan(str(path), images.n_frames, float(fps_original), None, frames_trim, target_fps)
+        plans = [
+            _count_plan(str(path), images.n_frames, float(fps_original), frames_trim, s.count) if s.count is not None
+            else _plan(str(path), images.n_frames, float(fps_original), None, frames_trim, s.target_fps)
+            for s in samplings
+        ]
         n_frames, sources = images.n_frames, iter([images])
     else:
         probe = probe_file(path)
         times = _variable_times(probe)
         fps = _checked_fps(str(path), probe.fps, fps_original, times is not None)
-        if count is not None:
-            plan = _count_plan(str(path), probe.n_frames, fps, frames_trim, count)
-        else:
-            plan = _plan(str(path), probe.n_frames, fps, times, frames_trim, target_fps)
-        n_frames, sources = probe.n_frames, _file_sources(probe, _streaming_backend(backend, shrink))
-    frames, (width, height), used = _decode(path, sources, plan.indices, max_side, backend, shrink)
-    full_size = None if shrink is None else FullSize(str(path), fps_original, max_side, used, width, height, probe)
-    return VideoFrames(
-        frames=frames, frame_indices=plan.indices, fps=plan.fps, fps_original=plan.fps_original,
-        stride=plan.stride, start=plan.start, end=plan.end, n_frames_source=n_frames,
-        backend=used, frame_times_s=plan.frame_times_s, presentation_span_s=plan.presentation_span_s,
-        full_size=full_size,
+        plans = [
+            _count_plan(str(path), probe.n_frames, fps, frames_trim, s.count) if s.count is not None
+            else _plan(str(path), probe.n_frames, fps, times, frames_trim, s.target_fps)
+            for s in samplings
+        ]
+        shrinking = any(s.shrink is not None for s in samplings)
+        n_frames, sources = probe.n_frames, _file_sources(probe, _streaming_backend(backend, shrinking))
+    decoded, used = _decode(path, sources, [(p.indices, s.max_side, s.shrink) for p, s in zip(plans, samplings)], backend)
+    return tuple(
+        VideoFrames(
+            frames=frames, frame_indices=plan.indices, fps=plan.fps, fps_original=plan.fps_original,
+            stride=plan.stride, start=plan.start, end=plan.end, n_frames_source=n_frames,
+            backend=used, frame_times_s=plan.frame_times_s, presentation_span_s=plan.presentation_span_s,
+            full_size=None if s.shrink is None else FullSize(str(path), fps_original, s.max_side, used, width, height, probe),
+        )
+        for plan, s, (frames, (width, height)) in zip(plans, samplings, decoded)
     )
 
 
-def _streaming_backend(backend: str, shrink: Optional[Shrink]) -> str:
+def _streaming_backend(backend: str, shrinking: bool) -> str:
     """The reader for a shrinking read: in 'auto' mode PyAV, which decodes one frame at a time.
 
     decord hands out batches of full-size frames; shrinking each as it arrives leaves the batches' freed
@@ -551,25 +608,23 @@ def _streaming_backend(backend: str, shrink: Optional[Shrink]) -> str:
     0.8 GB of it imports). Both decode
     the files decord is chosen for to the same pixels.
     """
-    return "pyav" if shrink is not None and backend == "auto" else backend
+    return "pyav" if shrinking and backend == "auto" else backend
 
 
 def _decode(
     path: Path,
     sources: Iterator[_Source],
-    indices: np.ndarray,
-    max_side: Optional[int],
+    wanted: Sequence[tuple[np.ndarray, Optional[int], Optional[Shrink]]],
     backend: str,
-    shrink: Optional[Shrink] = None,
-) -> tuple[np.ndarray, tuple[int, int], str]:
-    """The frames at ``indices`` from the first reader that decodes them, the (width, height) read, and its name."""
-    # Readers want increasing indices; a count plan on a short clip repeats some, decoded once.
-    distinct, positions = np.unique(indices, return_inverse=True)
+) -> tuple[list[tuple[np.ndarray, tuple[int, int]]], str]:
+    """For each ``(indices, max_side, shrink)``: its frames and the (width, height) read, from the first reader
+    that decodes them, which decodes the union of the indices once; also the reader's name."""
+    union = np.unique(np.concatenate([indices for indices, _, _ in wanted]))
     for source in sources:
+        stacks = [_Stack(indices, max_side, shrink, str(path)) for indices, max_side, shrink in wanted]
         try:
-            frames, size = _collect(source.iter_frames(distinct), len(distinct), max_side, str(path), shrink)
-            if len(distinct) < len(indices):
-                frames = frames[positions]
+            _collect(source.iter_frames(union), union, stacks)
+            results = [stack.result() for stack in stacks]
         except Exception as exc:
             if source.backend == "decord" and backend == "auto":
                 logger.debug("%s: decord failed (%s: %s); reading with PyAV", path, type(exc).__name__, exc)
@@ -580,7 +635,7 @@ def _decode(
                 f"{path}: {source.backend} failed while decoding ({type(exc).__name__}: {exc}); "
                 "the file may be corrupt" + ("; try backend 'pyav'" if source.backend == "decord" else "")
             ) from exc
-        return frames, size, source.backend
+        return results, source.backend
     raise AssertionError("unreachable: the last reader either returns or raises")
 
 
@@ -617,7 +672,7 @@ def _decode_again(full: FullSize, indices: np.ndarray) -> np.ndarray:
         sources = iter([_image_dir(path, full.fps_original)])
     else:
         sources = _file_sources(full.probe or probe_file(path), full.backend)
-    frames, _, _ = _decode(path, sources, indices, full.max_side, full.backend)
+    [(frames, _)], _ = _decode(path, sources, [(indices, full.max_side, None)], full.backend)
     return frames
 
 
@@ -630,10 +685,13 @@ def read_video_ref(
     shrink: Optional[Shrink] = None,
 ) -> VideoFrames:
     """Read the part of a dataset video that a :class:`~viddiff.schema.VideoRef` points at."""
-    return read_video(
-        ref.path, target_fps=target_fps, frames_trim=ref.frames_trim,
-        fps_original=ref.fps_original, max_side=max_side, backend=backend, count=count, shrink=shrink,
-    )
+    sampling = Sampling(target_fps=target_fps, max_side=max_side, shrink=shrink, count=count)
+    return read_video_ref_sampled(ref, (sampling,), backend)[0]
+
+
+def read_video_ref_sampled(ref: "VideoRef", samplings: Sequence[Sampling], backend: str = "auto") -> tuple[VideoFrames, ...]:
+    """:func:`read_video_sampled` on the part of a dataset video that ``ref`` points at."""
+    return read_video_sampled(ref.path, samplings, frames_trim=ref.frames_trim, fps_original=ref.fps_original, backend=backend)
 
 
 async def read_pair(
@@ -660,10 +718,18 @@ async def read_videos(
     """The videos of a sample (one for a single-video task, two for a pair), each read once, in worker threads;
     ``count``: exactly that many frames of each (see :func:`read_video`). A warning that concerns all of them
     alike (the inexact fps stride) is said once for the sample."""
-    import asyncio
+    sampling = Sampling(target_fps=target_fps, max_side=max_side, shrink=shrink, count=count)
+    read = await read_videos_sampled(refs, lambda ref: (sampling,), backend)
+    return tuple(frames for frames, in read)
 
-    def read(ref: "VideoRef") -> VideoFrames:
-        return read_video_ref(ref, target_fps, max_side=max_side, backend=backend, count=count, shrink=shrink)
+
+async def read_videos_sampled(
+    refs: Sequence["VideoRef"], samplings: Callable[["VideoRef"], Sequence[Sampling]], backend: str = "auto"
+) -> tuple[tuple[VideoFrames, ...], ...]:
+    """Each video of a sample decoded once, in worker threads, for all of ``samplings(ref)`` at once
+    (:func:`read_video_sampled`); the same video twice is read once. A warning that concerns all of them alike
+    (the inexact fps stride) is said once for the sample."""
+    import asyncio
 
     distinct: list["VideoRef"] = []
     for ref in refs:
@@ -671,7 +737,9 @@ async def read_videos(
             distinct.append(ref)
     token = _SAID_FOR_PAIR.set(_SaidForPair())  # this task's context; the reader threads get copies of it
     try:
-        frames = await asyncio.gather(*(asyncio.to_thread(read, ref) for ref in distinct))
+        read = await asyncio.gather(
+            *(asyncio.to_thread(read_video_ref_sampled, ref, samplings(ref), backend) for ref in distinct)
+        )
     finally:
         _SAID_FOR_PAIR.reset(token)
-    return tuple(frames[distinct.index(ref)] for ref in refs)
+    return tuple(read[distinct.index(ref)] for ref in refs)
