@@ -222,14 +222,18 @@ def test_the_pose_is_estimated_while_the_differencer_answers_are_awaited(tmp_pat
     assert evidence.status == "uncertain" and "no person was found" in evidence.reason
 
 
+@pytest.mark.parametrize("shared_up_to, reads_per_video", [(600, 1), (50, 2)], ids=["shared", "too-long-to-share"])
 def test_each_video_is_decoded_once_for_the_method_and_the_pose(
-    tmp_path: Path, clip_h264: Path, slowed_clip: Path, key_env, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, clip_h264: Path, slowed_clip: Path, key_env, monkeypatch: pytest.MonkeyPatch,
+    shared_up_to: int, reads_per_video: int,
 ) -> None:
     """``pose.evidence``: each video is decoded once for the method's frames and the pose's (docs/pose.md,
     "Cost"), and the estimator gets the very frames a read of its own gives (so the pose and its cache key are
-    what they were)."""
+    what they were). A clip with more pose frames than the shared read allows (these have 100) is decoded
+    again for the pose once the mapping call wants a body, so a long clip's pose frames are not held early."""
     import numpy as np
 
+    import viddiff.methods.evidence as evidence_module
     import viddiff.video.read as read_module
     from viddiff.api import VidDiff
     from viddiff.plugins import POSE_ESTIMATORS
@@ -251,7 +255,8 @@ def test_each_video_is_decoded_once_for_the_method_and_the_pose(
             seen.append(np.stack(frames))
             return empty_keypoints(len(frames), len(JOINTS))
 
-    POSE_ESTIMATORS.register("test-frame-recorder", lambda cfg: Recorder())
+    name = f"test-frame-recorder-{shared_up_to}"  # the registry is per process: one name per case
+    POSE_ESTIMATORS.register(name, lambda cfg: Recorder())
     reads: list[str] = []
     sampled = read_module.read_video_sampled
 
@@ -260,8 +265,9 @@ def test_each_video_is_decoded_once_for_the_method_and_the_pose(
         return sampled(path, samplings, *args, **kwargs)
 
     monkeypatch.setattr(read_module, "read_video_sampled", counted)
+    monkeypatch.setattr(evidence_module, "SHARED_READ_MAX_FRAMES", shared_up_to)
     with FakeOpenAIServer(ScriptedModel()) as server:
-        cfg = pose_config(server, tmp_path / "cache.sqlite", "pose.evidence=true", "pose.estimator=test-frame-recorder")
+        cfg = pose_config(server, tmp_path / "cache.sqlite", "pose.evidence=true", f"pose.estimator={name}")
         sample, mode = build_sample(clip_h264, slowed_clip, "a person moving in a lab", differences=["the knees are straighter"])
 
         async def go() -> None:
@@ -272,7 +278,7 @@ def test_each_video_is_decoded_once_for_the_method_and_the_pose(
                 await vd.aclose()
 
         asyncio.run(go())
-    assert sorted(reads) == sorted([clip_h264.name, slowed_clip.name])
+    assert sorted(reads) == sorted([clip_h264.name, slowed_clip.name] * reads_per_video)
     monkeypatch.undo()
     for clip, frames in zip((clip_h264, slowed_clip), seen, strict=True):  # A, then B; 100 frames: native rate
         own = read_video(clip, None, max_side=cfg.data.max_side, shrink=pose_shrink(cfg.pose.max_side))

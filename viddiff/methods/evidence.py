@@ -46,6 +46,9 @@ from viddiff.video import Sampling, VideoFrames, probe_video, read_video_ref_sam
 NO_MEASUREMENT = "no measurement fits this difference"
 BodyPose = Union[PoseTrack, PerformancePose]
 """One side's pose: one video's 2D track, or a performance triangulated from several calibrated views."""
+SHARED_READ_MAX_FRAMES = 600
+"""Pose frames per video up to which they are decoded with the method's (40 s at 15 fps, about 0.9 GB at 960
+pixels); beyond it they are decoded again once the mapping call wants a body (docs/pose.md, "Cost")."""
 MainPoseFrames = Callable[[], Awaitable[Optional[tuple[VideoFrames, VideoFrames]]]]
 """Both main videos' pose frames (:meth:`PoseEvidence.sampling`), decoded with the method's own frames (``None``:
 they were not); called only when a measurement needs a body."""
@@ -115,11 +118,23 @@ class PoseEvidence:
     def sampling(self, ref: VideoRef) -> Sampling:
         """How the pose reads a video: over its whole trim, at the rate :func:`pose_rate` picks for it, no larger
         than ``pose.max_side``. The method reads its own frames and these in one decode (docs/pose.md, "Cost")."""
-        data, cfg = self.config.data, self.config.pose
-        info = probe_video(ref.path, ref.fps_original, data.video_backend)
+        _, rate = self._pose_rate(ref)
+        return Sampling(target_fps=rate, max_side=self.config.data.max_side, shrink=pose_shrink(self.config.pose.max_side))
+
+    def _pose_rate(self, ref: VideoRef) -> tuple[float, Optional[float]]:
+        """The trim's frame count read at the pose rate, and that rate (``None``: every frame)."""
+        cfg = self.config.pose
+        info = probe_video(ref.path, ref.fps_original, self.config.data.video_backend)
         start, end = resolve_trim(ref.frames_trim, info.n_frames, ref.path)
         rate = pose_rate(end - start, info.fps, cfg.fps, cfg.native_up_to_frames)
-        return Sampling(target_fps=rate, max_side=data.max_side, shrink=pose_shrink(cfg.max_side))
+        n_frames = end - start if rate is None or info.fps <= 0 else (end - start) * rate / info.fps
+        return n_frames, rate
+
+    def shared_read_fits(self, ref: VideoRef) -> bool:
+        """Whether the pose frames of ``ref`` are few enough to decode with the method's before the mapping call
+        has said a body is measured at all: a long clip's pose frames (a 10-min clip at 15 fps: 9000 frames, about
+        14 GB at 960 pixels) are read only once they are known to be needed, as before the shared decode."""
+        return self._pose_rate(ref)[0] <= SHARED_READ_MAX_FRAMES
 
     def begin(
         self, sample: Sample, proposal: Proposal, meter: Optional[UsageMeter] = None, main_frames: Optional[MainPoseFrames] = None

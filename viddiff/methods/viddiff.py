@@ -158,8 +158,11 @@ class VidDiffMethod:
         """:meth:`load_videos`, and with ``pose`` also the pose's frames, each video decoded once for both: the
         pose's second decode cost about as much CPU as the estimator on a 10-s 1080p clip (docs/pose.md, "Cost").
         Read before the mapping call says whether a body is measured at all, so that answer can waste the pose
-        frames' conversion (not a decode)."""
-        if not pose:
+        frames' conversion (not a decode); clips with more pose frames than ``SHARED_READ_MAX_FRAMES`` are not
+        read so early (:meth:`PoseEvidence.shared_read_fits`)."""
+        if not pose or not all(await asyncio.gather(
+            *(asyncio.to_thread(self.pose_evidence.shared_read_fits, ref) for ref in sample.videos)
+        )):
             return LoadedVideos(await self.load_videos(sample, fps))
         data = self.config.data
         own = Sampling(target_fps=fps or data.fps_for(sample.domain), max_side=self._frame_side(), shrink=self._clip_shrink)
