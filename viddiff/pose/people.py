@@ -3,8 +3,10 @@
 An estimator may find several people per frame (:class:`Person`). They are linked from frame to frame into
 identities by position and body size (:func:`link_identities`): a person may move only so far between two
 samples (``MAX_STEP`` torso lengths plus ``MAX_SPEED`` per second), and keeps their size within ``MAX_SIZE_RATIO``.
-Where two people fit one identity equally well, neither is taken: the frame is an identity gap. One identity
-is then chosen as the subject by a documented rule (:data:`RULES`, ``pose.subject``), and identities that
+Among those allowed, the better fit is the person nearer where the identity was recently, or where its motion
+leads, in torso lengths, and nearer its usual size. Where two people fit one identity about equally well, neither
+is taken, and a second detection of someone already linked in the frame goes to nobody: the frame is an identity
+gap. One identity is then chosen as the subject by a documented rule (:data:`RULES`, ``pose.subject``), and identities that
 continue it after a short loss are joined to it only where nobody else could be the one. A frame where only
 someone else is found is an identity gap, never the subject's body: a single-person estimator jumping to a
 bystander shows up as an identity break, not as a sudden change of pose.
@@ -33,7 +35,16 @@ a camera following fast movement keeps the person near the same place in the pic
 MAX_SIZE_RATIO = 1.5
 """A person's torso may grow or shrink by at most this factor from one sample to the next."""
 AMBIGUITY = 1.5
-"""Two candidates whose link costs are within this factor of each other cannot be told apart."""
+"""Two candidates whose link costs are within this factor of each other cannot be told apart. A cost is the
+distance, in torso lengths, from where the identity is expected (:meth:`_Identity.expected`), plus the log of the
+size ratio. An identity lost for a while is not cheaper for it: the old cost, distance over the distance allowed,
+made an identity lost half a second ago a rival of one seen in the previous frame (6 frames of the Sports2D
+demo's walker were gaps)."""
+RECENT = 3
+"""Sightings an identity's expected place and size are taken from (the median: one garbled detection, drawn a
+torso length off, is outvoted)."""
+VELOCITY_WINDOW_S = 0.5
+"""An identity's velocity comes from its recent sightings when they span at most this long."""
 MAX_LOSS_S = 1.0
 """An identity not seen for longer than this ends; whoever appears later is a new identity (joined to the
 subject only where nobody else fits, :func:`choose_subject`)."""
@@ -130,6 +141,29 @@ class _Identity:
     last_centre: np.ndarray = field(default_factory=lambda: np.full(2, np.nan))
     last_size: float = 0.0
     last_time: float = 0.0
+    recent: list[tuple[float, np.ndarray, float]] = field(default_factory=list)
+    """(time, centre, size) of its last ``RECENT`` sightings."""
+
+    def expected(self, now: float) -> tuple[tuple[np.ndarray, ...], float]:
+        """Where this identity may be at ``now``, and its usual size: the median of its recent sightings, as they
+        were and moved on at their median velocity (a walker is where their motion leads; someone bouncing in
+        place, whose velocity turns, is where they were). A median: one garbled detection moves neither."""
+        times = np.array([t for t, _, _ in self.recent])
+        centres = np.array([c for _, c, _ in self.recent])
+        usual = float(np.median([s for _, _, s in self.recent]))
+        places = (np.median(centres, axis=0),)
+        if len(times) >= 3 and now - times[0] <= VELOCITY_WINDOW_S:
+            velocity = np.median(np.diff(centres, axis=0) / np.diff(times)[:, None], axis=0)
+            places += (np.median(centres + velocity * (now - times)[:, None], axis=0),)
+        return places, usual
+
+    def seen(self, t: int, member: int, centre_: np.ndarray, size_: float, now: float) -> None:
+        if self.recent and now - self.recent[-1][0] > VELOCITY_WINDOW_S:
+            self.recent.clear()  # after a loss, where it was before says little about its motion now
+        self.recent = [*self.recent[-(RECENT - 1):], (now, centre_, size_)]
+        self.frames.append(t)
+        self.members.append(member)
+        self.last_centre, self.last_size, self.last_time = centre_, size_, now
 
 
 @dataclass(frozen=True)
@@ -160,18 +194,25 @@ def link_identities(people: Sequence[Sequence[Person]], times_s: np.ndarray) -> 
                 moved = float(np.linalg.norm(centres[i] - tr.last_centre)) / tr.last_size
                 ratio = max(sizes[i], tr.last_size) / max(min(sizes[i], tr.last_size), 1e-9)
                 if moved <= allowed and ratio <= MAX_SIZE_RATIO:
-                    cost[a, i] = moved / allowed + np.log(ratio)
+                    places, usual = tr.expected(now)
+                    off = min(float(np.linalg.norm(centres[i] - place)) for place in places) / usual
+                    cost[a, i] = off + abs(np.log(sizes[i] / usual))
         label = [-1] * len(found)
         taken_tracks: set[int] = set()
         for a, i in sorted(zip(*np.nonzero(np.isfinite(cost))), key=lambda ai: cost[ai]):
             if a in taken_tracks or label[i] != -1:
                 continue
-            rivals = [cost[a, j] for j in range(len(found)) if j != i and label[j] == -1]
-            rivals += [cost[b, i] for b in range(len(active)) if b != a and b not in taken_tracks]
-            if any(r <= AMBIGUITY * cost[a, i] + 0.05 for r in rivals):
+            if any(cost[b, i] < cost[a, i] for b in taken_tracks):
+                ambiguous[t] = True  # fits someone already found here better: them again, not one lost before
+                label[i] = -2
+                continue
+            close = AMBIGUITY * cost[a, i] + 0.05
+            others = [j for j in range(len(found)) if j != i and label[j] == -1 and cost[a, j] <= close]
+            if others or any(cost[b, i] <= close for b in range(len(active)) if b != a and b not in taken_tracks):
                 ambiguous[t] = True
                 taken_tracks.add(a)
-                label[i] = -2  # seen, but whose it is cannot be said
+                for j in (i, *others):  # seen, but whose each is cannot be said: none goes to another identity
+                    label[j] = -2
                 continue
             taken_tracks.add(a)
             label[i] = active[a]
@@ -180,10 +221,7 @@ def link_identities(people: Sequence[Sequence[Person]], times_s: np.ndarray) -> 
                 tracks.append(_Identity())
                 label[i] = len(tracks) - 1
             if label[i] >= 0:
-                tr = tracks[label[i]]
-                tr.frames.append(t)
-                tr.members.append(i)
-                tr.last_centre, tr.last_size, tr.last_time = centres[i], sizes[i], now
+                tracks[label[i]].seen(t, i, centres[i], sizes[i], now)
         labels.append([max(x, -1) for x in label])
     return Identities(labels=labels, count=len(tracks), ambiguous=ambiguous)
 
@@ -199,6 +237,8 @@ class Subject:
     people: np.ndarray
     """(T,) people found per frame."""
     info: SubjectInfo
+    unclear: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    """(T,) frames in which someone found could not be told apart from another person (left to nobody)."""
 
 
 def choose_subject(
@@ -238,7 +278,7 @@ def choose_subject(
         people_max=int(counts.max()) if n else 0, frames_with_others=int((others > 0).sum()), rule=words,
         position=position, identity_gaps=int(identity_gap.sum()), runner_up=runner_up if counted else None,
     )
-    return Subject(member=member, identity_gap=identity_gap, people=counts, info=info)
+    return Subject(member=member, identity_gap=identity_gap, people=counts, info=info, unclear=ids.ambiguous)
 
 
 def activity(persons: Sequence[Person]) -> float:
