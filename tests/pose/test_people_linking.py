@@ -88,6 +88,23 @@ def test_someone_found_twice_is_never_handed_to_the_person_they_hide(blazepose: 
     assert all(centre(people[t][subject.member[t]])[0] < 0.55 * width for t in measured)
 
 
+def test_a_second_detection_inside_someone_else_continues_nobody(demo_people, demo: VideoFrames) -> None:
+    """The man on the roof is lost after frame 9 (0.6 s); at 1.8 s, a garbled smaller copy of the walker appears
+    inside her body, as the detector drew the man on the Sports2D demo at 884×498. Near enough and of a size to be
+    the man, it was the only identity that could continue him, and was joined to him: his series got three frames
+    of the walker's body. It lies inside someone else: it continues nobody."""
+    people = [list(found) for found in demo_people]
+    for t in range(10, 30):
+        people[t] = [p for p in people[t] if p is not _him(people[t])]
+    for t in (27, 28, 29):
+        walker = next(p for p in people[t] if centre(p)[0] >= 442)
+        people[t].append(_copy(walker, (0.0, 0.1), 0.7))
+    subject = choose_subject(people, np.asarray(demo.times_s), demo.frames.shape[2], demo.frames.shape[1], "left")
+    measured = np.flatnonzero(subject.member >= 0).tolist()
+    assert measured == list(range(10)), measured
+    assert all(centre(people[t][subject.member[t]])[0] < 442 for t in measured)
+
+
 def test_each_frame_without_the_measured_person_has_its_reason(demo_people, demo: VideoFrames) -> None:
     people = [list(found) for found in demo_people]
     for t in (0, 1, 2):  # nobody yet
