@@ -9,7 +9,8 @@ CLIPS_DIR holds the wheels' folders: ``Pose2Sim/Demo_SinglePerson/videos/cam0{1.
 - people found per frame on the two-person clips, and the cost per frame, per detection method;
 - the wide frame: two 884×498 copies of the Sports2D demo side by side (1768×498), people found in each half;
 - identity: the single-person tracker's breaks caught as identity gaps on the two-person clips and the
-  Sports2D demo, and trunk-lean jumps (> 20° between samples) left in the measured series;
+  Sports2D demo, and trunk-lean jumps (> 20° between samples) left in the measured series; the measured person's
+  frames, and each frame without them by its reason (also in the wide frame);
 - camera views of the four synchronised single-person cameras, 3D and 2D, and the spread of the knee angle
   across the four views, from 2D keypoints and from 3D world landmarks;
 - sides: frames relabelled with continuity alone and with the view, frames left unresolved.
@@ -26,9 +27,11 @@ import numpy as np
 
 from viddiff.cache import Cache
 from viddiff.config import PoseConfig
+from viddiff.pose.absence import REASONS as ABSENCE
 from viddiff.pose.blazepose import BlazePose
 from viddiff.pose.facing import facing_per_frame
 from viddiff.pose.kinematics import compute_kinematics, joint_angle
+from viddiff.pose.people import describe_subject
 from viddiff.pose.skeleton import INDEX
 from viddiff.pose.track import PoseTrack, estimate_track
 from viddiff.pose.view import comparable_views, estimate_view, view_gap
@@ -74,6 +77,17 @@ def people(root: Path, fps: float, cache: Cache) -> None:
     print(f"single-person tracker: identity breaks caught as gaps per camera: {gaps}")
 
 
+def measured(track: PoseTrack) -> str:
+    """The measured person's frames: found in how many, how many from the first to the last frame they were found
+    in, and each frame without them by its reason (:data:`viddiff.pose.absence.REASONS`)."""
+    detected = track.detected
+    seen = np.flatnonzero(detected)
+    span = detected[seen[0]: seen[-1] + 1] if len(seen) else detected[:0]
+    reasons = ", ".join(f"{n} {ABSENCE[key]}" for key, n in track.subject.dropped.items()) or "none"
+    return (f"measured person found in {int(detected.sum())} of {len(detected)} frames ({detected.mean():.0%}); "
+            f"in {int(span.sum())} of the {len(span)} from their first to their last; without them: {reasons}")
+
+
 def identity(root: Path, fps: float, cache: Cache) -> None:
     print("\n## Identity on the Sports2D demo (1768x994, a person on a roof, others walking past)")
     video = read_video(root / "Sports2D/Demo/demo.mp4", target_fps=fps)
@@ -85,6 +99,7 @@ def identity(root: Path, fps: float, cache: Cache) -> None:
               f"{track.subject.people_max}, frames with others {track.subject.frames_with_others}, identity gaps "
               f"{track.subject.identity_gaps}, subject at {track.subject.position}, trunk-lean jumps > 20 deg "
               f"between samples {jumps}; {seconds * 1000:.0f} ms/frame")
+        print(f"  {measured(track)}")
 
 
 def wide(root: Path, fps: float, cache: Cache) -> None:
@@ -94,7 +109,8 @@ def wide(root: Path, fps: float, cache: Cache) -> None:
     video = read_video(root / "Sports2D/Demo/demo.mp4", target_fps=fps)
     half = np.stack([cv2.resize(f, (884, 498), interpolation=cv2.INTER_AREA) for f in video.frames])
     both = np.ascontiguousarray(np.concatenate([half, half[:, :, ::-1]], axis=2))
-    for name, estimator in methods().items():
+    estimators = methods()
+    for name, estimator in estimators.items():
         alone, t_alone = timed(dataclasses.replace(video, frames=half), estimator, cache)
         start = time.perf_counter()
         found = estimator.estimate_people(list(both), [float(t) for t in video.times_s])
@@ -103,6 +119,8 @@ def wide(root: Path, fps: float, cache: Cache) -> None:
         right = np.mean([any(np.nanmedian(p.xy[:, 0]) >= 884 for p in f) for f in found])
         print(f"- {name}: 884x498 alone {alone.detection_rate():.0%}; side by side: left half {left:.0%}, "
               f"right half {right:.0%} of {len(both)} frames; {seconds * 1000:.0f} ms/frame")
+    track = estimate_track(dataclasses.replace(video, frames=both), estimators["+ second look + crops (default)"], cache)
+    print(f"- side by side, default: {describe_subject(track.subject)}; {measured(track)}")
 
 
 def knee_3d(world: np.ndarray, side: str) -> np.ndarray:

@@ -16,9 +16,10 @@ It reports:
 - different views of one take (all pairs of the four synchronised cameras): a/b should never happen; not
   comparable or within noise is right;
 - tempo on the slowed copies: the duration ratio read (target 1.5 ± 2%) and the "slower"/"faster" verdicts;
-- people: detection, people seen, who was measured, identity gaps and abrupt jumps of the measured body, on the
-  four cameras of the two-person take (the athlete on the force plates is the target in each)
-  and a wide frame of two 884x498 halves side by side (1768x498, target: a person in 80% of frames);
+- people: detection, the frames without the measured person by reason, people seen, who was measured, identity
+  gaps and abrupt jumps of the measured body, on the four cameras of the two-person take (the athlete on the force
+  plates is the target in each), the Sports2D demo and a wide frame of two 884x498 halves side by side
+  (1768x498, target: the measured person in 80% of frames);
 - cost: pose milliseconds per frame, pose frames per video at the defaults, seconds per comparison.
 
 Clips: the Pose2Sim (BSD-3) and Sports2D (BSD-3) demo videos, unpacked from their PyPI wheels into --clips-dir
@@ -222,7 +223,25 @@ def people_row(label: str, path: Path, estimator, cache: Cache) -> list[str]:
         seen = f"max {int(np.max(counts))}, ≥2 in {int(np.sum(counts >= 2))} frames" if len(counts) else "0"
     who = describe_subject(subject) + (f" (hips at x = {subject.position[0]:.2f})" if subject.position else "")
     return [label, f"{video.frames.shape[2]}x{video.frames.shape[1]}", str(len(detected)),
-            f"{detected.mean():.0%}", seen, who, str(jumps(track.xy))]
+            f"{detected.mean():.0%}", dropped_by_reason(subject, detected), seen, who, str(jumps(track.xy))]
+
+
+def dropped_by_reason(subject, detected: np.ndarray) -> str:
+    """Frames without the measured person, by reason, and the share of frames they were found in from the first
+    frame they were found in to the last (the frames before and after are those of a person not yet or no longer
+    in view, or missed there)."""
+    dropped = getattr(subject, "dropped", None)
+    if dropped is None:
+        return "not reported by this version"
+    missing = int((~detected).sum())
+    if not missing:
+        return "none"
+    from viddiff.pose.absence import REASONS
+
+    seen = np.flatnonzero(detected)
+    span = detected[seen[0]: seen[-1] + 1] if len(seen) else detected[:0]
+    words = ", ".join(f"{n} {REASONS[key]}" for key, n in dropped.items())
+    return f"{missing}: {words}; found in {int(span.sum())} of the {len(span)} frames from their first to their last"
 
 
 def subject_summary(outcomes: list[Outcome]) -> str:
@@ -386,10 +405,11 @@ def tempo_table(tempo) -> list[str]:
 
 
 def people_table(rows, subjects: str) -> list[str]:
-    out = ["### People: every frame at the native rate, default estimator (target: a person in ≥ 80% of the wide "
+    out = ["### People: every frame at the native rate, default estimator (target: the measured person in ≥ 80% of the wide "
            "frame's frames; a second person always reported)", "",
-           "| clip | size | frames | person found | people seen | measured person | abrupt jumps |",
-           "|---|---|---|---|---|---|---|"]
+           "| clip | size | frames | person found | frames without them, by reason | people seen | measured person | "
+           "abrupt jumps |",
+           "|---|---|---|---|---|---|---|---|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return out + ["", f"In the evidence of the two-person views: {subjects}.", ""]
 

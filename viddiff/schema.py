@@ -356,6 +356,9 @@ class SubjectInfo(_Model):
     """The measured person's median hip centre as fractions of the frame's width and height (to mark them)."""
     identity_gaps: int = 0
     """Sampled frames left as gaps because the measured person could not be told apart from someone else."""
+    dropped: dict[str, int] = Field(default_factory=dict)
+    """Sampled frames without the measured person, by reason (the keys of :data:`viddiff.pose.absence.REASONS`:
+    before they were first found, after they were last found, nobody found, ...)."""
     side_unresolved: int = 0
     """Sampled frames whose left/right labels could not be settled (gaps for one-side quantities)."""
     runner_up: Optional[float] = None

@@ -22,6 +22,7 @@ import numpy as np
 from viddiff.cache import open_cache
 from viddiff.config import config_from_args
 from viddiff.errors import ViddiffError
+from viddiff.pose.absence import REASONS as ABSENCE
 from viddiff.pose.drawing import draw_skeleton, track_keypoints
 from viddiff.pose.estimators import build_pose_estimator
 from viddiff.pose.frames import pose_shrink
@@ -129,15 +130,11 @@ def _performance(args: argparse.Namespace) -> VideoRef:
 
 def dropped_frames(track: PoseTrack) -> str:
     """Why the measured person has no keypoints in the other frames, each frame counted once by its reason."""
-    missing = ~track.detected
-    if not missing.any():
+    missing = int((~track.detected).sum())
+    if not missing:
         return ""
-    others = missing & (track.identity_gap if track.identity_gap is not None else np.zeros_like(missing))
-    reasons = [
-        (int(others.sum()), "someone else was found but could not be shown to be the measured person"),
-        (int((missing & ~others).sum()), "nobody was found"),
-    ]
-    return f"; not in {int(missing.sum())}: " + ", ".join(f"{n} where {why}" for n, why in reasons if n)
+    dropped = track.subject.dropped or {"nobody": missing}  # a track without reasons: nobody was followed
+    return f"; not in {missing}: " + ", ".join(f"{n} {ABSENCE[key]}" for key, n in dropped.items())
 
 
 def _even(frames):

@@ -20,6 +20,7 @@ import numpy as np
 
 from viddiff.cache import hash_key
 from viddiff.errors import PoseUnavailableError
+from viddiff.pose.absence import absence_counts, absence_reasons
 from viddiff.pose.estimators import PoseEstimator
 from viddiff.pose.facing import facing_per_frame
 from viddiff.pose.kinematics import Kinematics, compute_kinematics
@@ -126,6 +127,7 @@ def estimate_track(
     times_s = np.asarray(video.times_s, dtype=np.float64)
     counted = hasattr(estimator, "estimate_people") and getattr(estimator, "multi_person", True)
     chosen = choose_subject(people, times_s, width, height, subject, counted=counted)
+    dropped = absence_counts(absence_reasons(chosen, people, times_s))
     xy, confidence = np.full((len(frames), len(JOINTS), 2), np.nan), np.zeros((len(frames), len(JOINTS)))
     has_world = any(p.world is not None for found_t in people for p in found_t)
     world = np.full((len(frames), len(JOINTS), 3), np.nan) if has_world else None
@@ -138,7 +140,8 @@ def estimate_track(
     return PoseTrack(
         xy=xy, confidence=confidence, frame_indices=np.asarray(video.frame_indices, dtype=np.int64),
         times_s=times_s, width=width, height=height, estimator=label,
-        estimated=np.array([joint in given for joint in JOINTS]), people=chosen.people, subject=chosen.info,
+        estimated=np.array([joint in given for joint in JOINTS]), people=chosen.people,
+        subject=chosen.info.model_copy(update={"dropped": dropped}),
         world_xyz=world, identity_gap=chosen.identity_gap,
     )
 
