@@ -22,8 +22,10 @@ It prints:
    against each truth, and the share of frames with a value; where that error comes from (each side's steady
    bias over the take against the scatter around it, the frames whose sides were labelled unlike the 4 views)
    and the per-pair target under other triangulation settings (:data:`SWEEP`); the demo's calibration refined
-   from the body (cameras turned about their centres; measured, not shipped): how much better the keypoints
-   agree across views, and the pairs' errors against truths triangulated through it;
+   from the body (:mod:`viddiff.pose.calibration_refine`; cameras turned about their centres): how much better the
+   keypoints agree across views, and the pairs' errors against truths triangulated through it, with the file's
+   calibration, the refined 4-view one and ``pose.calibration_refine: body`` (each pair refined from its own views);
+   ``--calibration-refine body`` refines the pairs of the per-pair tables and of the coverage too;
 3. the same at the level of viddiff's statistics (min, max, mean, range over the whole take, its halves and its
    thirds: the windows stand in for stages), with the interval coverage of the truths' statistics: the intervals
    without a triangulation part, and with the part (times each pair's :func:`viddiff.pose.triangulation_part.part_scale`)
@@ -46,7 +48,7 @@ It prints:
 7. time per second of video: BlazePose on two views (not cached), synchronisation, triangulation, against
    BlazePose on the main view alone, in the same run.
 
-Usage: python bench/pose_3d.py [--clips-dir DIR] [--work DIR] [--markdown FILE] [--heavy-model FILE.task]
+Usage: python bench/pose_3d.py [--clips-dir DIR] [--work DIR] [--markdown FILE] [--heavy-model FILE.task] [--calibration-refine none|body]
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ from viddiff.pose.measure import Settings, VideoMeasures, measure
 from viddiff.pose.multiview import GROUPS, MIN_CONFIDENCE, PerformancePose, label_alike, triangulate_performance
 from viddiff.pose.setup import read_cameras
 from viddiff.pose.skeleton import INDEX
-from viddiff.pose.triangulation_part import PartScale, sight_angle as sight_angle_at
+from viddiff.pose.triangulation_part import TRIANGULATION_ERRORS, PartScale, sight_angle as sight_angle_at
 from viddiff.pose.sync import SyncError, SyncInfo, motion_offset
 from viddiff.pose.track import PoseTrack, estimate_track
 from viddiff.schema import MeasurementSpec
@@ -368,9 +370,9 @@ def refined_calibration(tracks: list[PoseTrack], heavy: Optional[list[PoseTrack]
     all four views): how far they turn, how much better the Full and (independent of the fit) the Heavy keypoints
     then agree across the four views, and the pairs' errors against truths triangulated through it."""
     refined = refined_rotations(tracks, cameras)
-    out = ["### The calibration refined from the body (measured, not shipped)", "",
-           "Each camera turned about its centre so that the Full keypoints it is sure of reproject best onto the "
-           "4-view triangulation (alternating, Huber loss; positions and lenses kept): "
+    out = ["### The calibration refined from the body", "",
+           "Each camera turned about its centre so that the Full keypoints it is sure of reproject best onto their "
+           "own 4-view triangulation (viddiff.pose.calibration_refine, none held; Huber loss; positions and lenses kept): "
            + ", ".join(f"{c.name} {turn_degrees(c, r):.2f}°" for c, r in zip(cameras, refined)) + ".", ""]
     rows = []
     for name, kept in (("Full", tracks), ("Heavy (not used in the fit)", heavy)):
@@ -677,6 +679,10 @@ def main() -> None:
         out += [f"Shipped part, all statistics of both takes against {truth_name}: {pct(*coverage(every, shipped))}; "
                 + ", ".join(f"{j} {pct(*coverage([r for r in every if r['quantity'] == f'{j}_angle'], shipped))}" for j in JOINTS)
                 + ".", ""]
+        out += [f"The constants in viddiff (TRIANGULATION_ERRORS), all statistics of both takes against {truth_name}: "
+                f"{pct(*coverage(every, TRIANGULATION_ERRORS))}; "
+                + ", ".join(f"{j} {pct(*coverage([r for r in every if r['quantity'] == f'{j}_angle'], TRIANGULATION_ERRORS))}"
+                            for j in JOINTS) + ".", ""]
 
     out += ["### Synchronisation from the motion (the second view's video cut to start later)", ""]
     rows = []
