@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 
+from viddiff.cli import main
 from viddiff.config import load_config
 from viddiff.errors import ConfigError
-from viddiff.pose.calibration_refine import (
-    MAX_TURN_DEG,
-    refine_calibration,
-    refine_rotations,
-    turn_degrees,
-    turned,
-)
+from viddiff.pose.calibration_refine import MAX_TURN_DEG, refine_calibration, refine_rotations, turn_degrees, turned
 from viddiff.pose.multiview import label_alike, triangulate_performance
 from viddiff.pose.sync import SyncInfo, ViewOffset
 from viddiff.pose.view import describe_view
-from viddiff.schema import CameraView
+from viddiff.schema import CalibrationRefinement, CameraView
+from viddiff.testing import offline_overrides
 
 GIVEN = SyncInfo(offsets=(ViewOffset(view=1, offset_s=0.0, uncertainty_s=0.0, method="given"),))
 AXIS = np.array([0.3, -0.7, 0.5]) / np.linalg.norm([0.3, -0.7, 0.5])
@@ -121,3 +118,26 @@ def test_the_setting_round_trips_through_config(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump({"pose": {"calibration_refine": "checkerboard"}}))
     with pytest.raises(ConfigError, match="calibration_refine"):
         load_config(path)
+
+
+@pytest.mark.slow
+def test_compare_with_the_setting_carries_the_refinement_into_the_evidence(
+    scripted_server, tmp_path: Path, clip_h264: Path, clip_vp9: Path, two_camera_calibration: Path, capsys,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``pose.calibration_refine: body`` through ``viddiff compare``: the 3D side's view in the JSON evidence says
+    what the refinement did, and the console says it in words."""
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    items = offline_overrides(scripted_server.base_url, str(tmp_path / "cache.sqlite"))
+    items += ["localizer.method=uniform", "pose.calibration_refine=body"]
+    sets = [x for item in items for x in ("--set", item)]
+    args = ["compare", "--a", str(clip_h264), "--a", str(clip_vp9), "--b", str(clip_h264), "--calibration-a",
+            str(two_camera_calibration), "--action", "a person moving in a lab", "--pose", "--difference",
+            "the knees are straighter", *sets]
+    assert main([*args, "--json"]) == 0
+    knees = json.loads(capsys.readouterr().out)["differences"][0]["evidence"]
+    refinement = CalibrationRefinement.model_validate(knees["view_a"]["calibration_refinement"])
+    assert refinement.refined and refinement.error_after_px < refinement.error_before_px
+    assert "calibration_refinement" not in knees["view_b"]  # the one-view side has no calibration
+    assert main(args) == 0
+    assert "the calibration refined from the body" in capsys.readouterr().out

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from viddiff.cli import main
-from viddiff.schema import CalibrationRefinement
 from viddiff.store import ResultsStore
 from viddiff.testing import offline_overrides
 from viddiff.video import probe_video, read_video
@@ -96,24 +95,6 @@ def test_compare_shows_a_3d_side_against_a_one_view_side(
     table = capsys.readouterr().out
     assert "A: the only person in view, in 3D from 2 calibrated views" in table
     assert "in 3D from 2 calibrated views" in report.read_text()
-
-
-@pytest.mark.slow
-def test_compare_with_calibration_refine_carries_the_refinement_into_the_evidence(
-    sets: list[str], clip_h264: Path, clip_vp9: Path, two_camera_calibration: Path, capsys
-) -> None:
-    """``pose.calibration_refine: body`` (docs/pose.md): the 3D side's view in the JSON evidence says what the
-    refinement did, and the console says it in words (the module's cache holds the keypoints already)."""
-    args = ["compare", "--a", str(clip_h264), "--a", str(clip_vp9), "--b", str(clip_h264), "--calibration-a",
-            str(two_camera_calibration), "--action", "a person moving in a lab", "--pose", "--difference", STATEMENTS[0],
-            *sets, "--set", "pose.calibration_refine=body"]
-    assert main([*args, "--json"]) == 0
-    knees = json.loads(capsys.readouterr().out)["differences"][0]["evidence"]
-    refinement = CalibrationRefinement.model_validate(knees["view_a"]["calibration_refinement"])
-    assert refinement.refined and refinement.error_after_px < refinement.error_before_px
-    assert "calibration_refinement" not in knees["view_b"]  # the one-view side has no calibration
-    assert main(args) == 0
-    assert "the calibration refined from the body" in capsys.readouterr().out
 
 
 @pytest.mark.slow
