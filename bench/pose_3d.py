@@ -22,10 +22,8 @@ It prints:
    against each truth, and the share of frames with a value; where that error comes from (each side's steady
    bias over the take against the scatter around it, the frames whose sides were labelled unlike the 4 views)
    and the per-pair target under other triangulation settings (:data:`SWEEP`); the demo's calibration refined
-   from the body (:mod:`viddiff.pose.calibration_refine`; cameras turned about their centres): how much better the
-   keypoints agree across views, and the pairs' errors against truths triangulated through it, with the file's
-   calibration, the refined 4-view one and ``pose.calibration_refine: body`` (each pair refined from its own views);
-   ``--calibration-refine body`` refines the pairs of the per-pair tables and of the coverage too;
+   from the body (cameras turned about their centres; measured, not shipped): how much better the keypoints
+   agree across views, and the pairs' errors against truths triangulated through it;
 3. the same at the level of viddiff's statistics (min, max, mean, range over the whole take, its halves and its
    thirds: the windows stand in for stages), with the interval coverage of the truths' statistics: the intervals
    without a triangulation part, and with the part (times each pair's :func:`viddiff.pose.triangulation_part.part_scale`)
@@ -48,7 +46,7 @@ It prints:
 7. time per second of video: BlazePose on two views (not cached), synchronisation, triangulation, against
    BlazePose on the main view alone, in the same run.
 
-Usage: python bench/pose_3d.py [--clips-dir DIR] [--work DIR] [--markdown FILE] [--heavy-model FILE.task] [--calibration-refine none|body]
+Usage: python bench/pose_3d.py [--clips-dir DIR] [--work DIR] [--markdown FILE] [--heavy-model FILE.task]
 """
 
 from __future__ import annotations
@@ -69,7 +67,6 @@ import numpy as np
 from viddiff.cache import Cache
 from viddiff.config import PoseConfig
 from viddiff.pose.calibration import CalibrationError, Camera
-from viddiff.pose.calibration_refine import refine_rotations, turn_degrees
 from viddiff.pose.checkerboard import Board, calibrate_intrinsics
 from viddiff.pose.estimators import build_pose_estimator
 from viddiff.pose.filtering import butterworth
@@ -79,7 +76,7 @@ from viddiff.pose.measure import Settings, VideoMeasures, measure
 from viddiff.pose.multiview import GROUPS, MIN_CONFIDENCE, PerformancePose, label_alike, triangulate_performance
 from viddiff.pose.setup import read_cameras
 from viddiff.pose.skeleton import INDEX
-from viddiff.pose.triangulation_part import TRIANGULATION_ERRORS, PartScale, sight_angle as sight_angle_at
+from viddiff.pose.triangulation_part import PartScale, sight_angle as sight_angle_at
 from viddiff.pose.sync import SyncError, SyncInfo, motion_offset
 from viddiff.pose.track import PoseTrack, estimate_track
 from viddiff.schema import MeasurementSpec
@@ -356,12 +353,39 @@ def error_sources(tracks: list[PoseTrack], cameras: list[Camera], truths: dict[s
 # --------------------------------------------------------------------------- the calibration refined from the body
 
 
-def refined_rotations(tracks: list[PoseTrack], cameras: list[Camera]) -> list[Camera]:
-    """Every camera turned about its centre (none held) so that the keypoints it is sure of reproject best onto the
-    take's triangulation (:func:`viddiff.pose.calibration_refine.refine_rotations`, the product's math)."""
-    confidence = np.stack([t.confidence for t in tracks])
-    pixels = label_alike(cameras, np.stack([t.xy for t in tracks]), confidence, MIN_CONFIDENCE)
-    return refine_rotations(cameras, pixels, confidence, hold_first=False)
+def turned(camera: Camera, rotation: np.ndarray) -> Camera:
+    """``camera`` turned about its own centre by the Rodrigues vector ``rotation``."""
+    from viddiff.pose.setup import rodrigues_to_matrix
+
+    turn = rodrigues_to_matrix(rotation) @ camera.rotation
+    return replace(camera, rotation=turn, translation=-turn @ camera.centre)
+
+
+def refined_rotations(tracks: list[PoseTrack], cameras: list[Camera], *, hold_first: bool, rounds: int = 4) -> list[Camera]:
+    """The cameras turned about their centres so that the keypoints they are sure of (confidence ≥ 0.7) reproject
+    best onto the take's triangulation (Huber loss, alternating with triangulating again); the first camera holds
+    the world when ``hold_first``. Positions and lenses stay the calibration's."""
+    from scipy.optimize import least_squares
+
+    cameras = list(cameras)
+    for _ in range(rounds):
+        points = triangulate_performance(tracks, cameras, GIVEN).points_3d
+        out = []
+        for k, (track, camera) in enumerate(zip(tracks, cameras)):
+            if k == 0 and hold_first:
+                out.append(camera)
+                continue
+            ok = np.isfinite(points).all(-1) & (track.confidence >= 0.7) & np.isfinite(track.xy).all(-1)
+            world, seen = points[ok], track.xy[ok]
+            fit = least_squares(lambda x: (turned(camera, x).project(world) - seen).ravel(), np.zeros(3), loss="huber", f_scale=10.0)
+            out.append(turned(camera, fit.x))
+        cameras = out
+    return cameras
+
+
+def turn_degrees(a: Camera, b: Camera) -> float:
+    change = b.rotation @ a.rotation.T
+    return math.degrees(math.acos(float(np.clip((np.trace(change) - 1) / 2, -1.0, 1.0))))
 
 
 def refined_calibration(tracks: list[PoseTrack], heavy: Optional[list[PoseTrack]], cameras: list[Camera], functions: dict,
@@ -369,10 +393,10 @@ def refined_calibration(tracks: list[PoseTrack], heavy: Optional[list[PoseTrack]
     """Is the demo's calibration itself part of the pairs' error? Its cameras turned from the body (Full keypoints,
     all four views): how far they turn, how much better the Full and (independent of the fit) the Heavy keypoints
     then agree across the four views, and the pairs' errors against truths triangulated through it."""
-    refined = refined_rotations(tracks, cameras)
-    out = ["### The calibration refined from the body", "",
-           "Each camera turned about its centre so that the Full keypoints it is sure of reproject best onto their "
-           "own 4-view triangulation (viddiff.pose.calibration_refine, none held; Huber loss; positions and lenses kept): "
+    refined = refined_rotations(tracks, cameras, hold_first=False)
+    out = ["### The calibration refined from the body (measured, not shipped)", "",
+           "Each camera turned about its centre so that the Full keypoints it is sure of reproject best onto the "
+           "4-view triangulation (alternating, Huber loss; positions and lenses kept): "
            + ", ".join(f"{c.name} {turn_degrees(c, r):.2f}°" for c, r in zip(cameras, refined)) + ".", ""]
     rows = []
     for name, kept in (("Full", tracks), ("Heavy (not used in the fit)", heavy)):
@@ -388,15 +412,11 @@ def refined_calibration(tracks: list[PoseTrack], heavy: Optional[list[PoseTrack]
         truths[HEAVY] = kinematics_of(pose2sim_points(heavy, refined, functions), refined_truth, cfg)
     rows = []
     pairs = list(itertools.combinations(range(len(tracks)), 2))
-    own = {(a, b): triangulate_performance([tracks[a], tracks[b]], [cameras[a], cameras[b]], GIVEN, calibration_refine="body")
-           for a, b in pairs}
-    for name, perf_of in (("the file's calibration (as shipped)",
-                           lambda a, b: triangulate_performance([tracks[a], tracks[b]], [cameras[a], cameras[b]], GIVEN)),
-                          ("the refined 4-view calibration",
-                           lambda a, b: triangulate_performance([tracks[a], tracks[b]], [refined[a], refined[b]], GIVEN)),
-                          ("each pair refined from its own two views (the main camera held; pose.calibration_refine: body)",
-                           lambda a, b: own[a, b])):
-        kins = [perf_of(a, b).kinematics(min_confidence=cfg.min_confidence) for a, b in pairs]
+    for name, calibrate_pair in (("the refined 4-view calibration", lambda a, b: [refined[a], refined[b]]),
+                                 ("each pair refined from its own two views (the main camera held)",
+                                  lambda a, b: refined_rotations([tracks[a], tracks[b]], [cameras[a], cameras[b]], hold_first=True))):
+        kins = [triangulate_performance([tracks[a], tracks[b]], calibrate_pair(a, b), GIVEN).kinematics(min_confidence=cfg.min_confidence)
+                for a, b in pairs]
         row = [name]
         for truth in truths.values():
             medians = np.array([[np.median(angle_errors(k, truth, j)[0]) for j in JOINTS] for k in kins])
@@ -406,14 +426,6 @@ def refined_calibration(tracks: list[PoseTrack], heavy: Optional[list[PoseTrack]
     out += ["The pairs against the truths triangulated through the refined calibration: the pair-joint medians within "
             "5°, the worst, the mean, and per pair (in the order of the tables above) knee/hip/elbow.", ""]
     out += table(["pairs calibrated with", *[f"against {t}, refined" for t in truths]], rows) + [""]
-    rows = []
-    for (a, b), perf in own.items():
-        r = perf.refinement
-        rows.append([f"{CAMERAS[a]}+{CAMERAS[b]}", "yes" if r.refined else f"no: {r.reason}", fmt(r.turns_deg[0], 2),
-                     fmt(r.error_before_px), fmt(r.error_after_px), str(r.keypoints)])
-    out += ["`pose.calibration_refine: body` on each pair (the second camera turned, the main one held):", ""]
-    out += table(["pair", "refined", "turn (°)", "reprojection before (px, median of sure keypoints)", "after (px)",
-                  "sure keypoints"], rows) + [""]
     return out
 
 
@@ -497,8 +509,6 @@ def main() -> None:
     parser.add_argument("--markdown", type=Path)
     parser.add_argument("--heavy-model", type=Path, default=DEFAULT_HEAVY_MODEL,
                         help="BlazePose Heavy as a Tasks .task, for the third truth (skipped when absent)")
-    parser.add_argument("--calibration-refine", choices=("none", "body"), default="none",
-                        help="pose.calibration_refine for the view pairs of the per-pair tables and the coverage")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -570,8 +580,7 @@ def main() -> None:
             perf = triangulate_performance(
                 [take_tracks[a], take_tracks[b]],
                 [cameras[a].fitted_to(take_tracks[a].width, take_tracks[a].height),
-                 cameras[b].fitted_to(take_tracks[b].width, take_tracks[b].height)], GIVEN,
-                calibration_refine=args.calibration_refine)
+                 cameras[b].fitted_to(take_tracks[b].width, take_tracks[b].height)], GIVEN)
             # the other take is the same movement frame for frame: the single take's truths are its truths too
             kin = perf.kinematics(min_confidence=cfg.min_confidence)
             scales[take][name] = perf.part_scale
@@ -679,10 +688,6 @@ def main() -> None:
         out += [f"Shipped part, all statistics of both takes against {truth_name}: {pct(*coverage(every, shipped))}; "
                 + ", ".join(f"{j} {pct(*coverage([r for r in every if r['quantity'] == f'{j}_angle'], shipped))}" for j in JOINTS)
                 + ".", ""]
-        out += [f"The constants in viddiff (TRIANGULATION_ERRORS), all statistics of both takes against {truth_name}: "
-                f"{pct(*coverage(every, TRIANGULATION_ERRORS))}; "
-                + ", ".join(f"{j} {pct(*coverage([r for r in every if r['quantity'] == f'{j}_angle'], TRIANGULATION_ERRORS))}"
-                            for j in JOINTS) + ".", ""]
 
     out += ["### Synchronisation from the motion (the second view's video cut to start later)", ""]
     rows = []

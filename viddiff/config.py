@@ -802,11 +802,6 @@ class PoseConfig(_Section):
     subject: Literal["auto", "largest", "centre", "left", "right"] = "auto"
     """Who is measured when several people are in view: ``auto`` = largest and nearest the centre over the
     frames they are seen, weighted by how much they move; ``largest``; ``centre``; ``left`` / ``right`` = leftmost / rightmost in the picture."""
-    calibration_refine: Literal["none", "body"] = "none"
-    """A performance filmed from calibrated views: ``body`` turns its extra cameras (at most a couple of degrees,
-    about their centres; the main camera, positions, lenses and scale kept) so that the take's sure keypoints
-    reproject best, before triangulating; refused, with the reason in the evidence, where it would turn a camera
-    further, does not lower the reprojection error or has too few sure keypoints. docs/pose.md, "Two phones (3D)"."""
     view_tolerance_deg: float = Field(default=30.0, gt=0, le=90)
     """Body angles of two videos are compared only when their camera views (yaw, front and back folded together)
     differ by at most this; see docs/pose.md "Camera view" for the measurement behind it."""

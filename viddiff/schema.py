@@ -315,24 +315,6 @@ EvidenceStatus = Literal["measured", "uncertain", "not_comparable"]
 video measured, but the comparison means nothing (different camera views), so no verdict."""
 
 
-class CalibrationRefinement(_Model):
-    """What ``pose.calibration_refine: body`` did to a performance's calibration (:mod:`viddiff.pose.calibration_refine`):
-    the extra cameras turned about their centres from the take's own sure keypoints, or the file's kept and why."""
-
-    refined: bool
-    """Whether the triangulation used the refined rotations (``False``: the file's calibration, see ``reason``)."""
-    reason: Optional[str] = None
-    """Why the refinement was refused, in words."""
-    turns_deg: list[float] = Field(default_factory=list)
-    """How far each extra camera turned (or would have), degrees, in the views' order."""
-    error_before_px: Optional[float] = None
-    """Median reprojection error of the views' sure keypoints through the file's calibration, pixels."""
-    error_after_px: Optional[float] = None
-    """The same through the refined calibration (``None`` where it was not computed)."""
-    keypoints: int = 0
-    """The fewest sure keypoints (frames × joints) any extra camera had."""
-
-
 class CameraView(_Model):
     """Where the camera stands relative to the measured body, over the frames a measurement rests on.
 
@@ -359,10 +341,6 @@ class CameraView(_Model):
     turned_deg: int = 0
     """Quarter turns (counter-clockwise, degrees) the keypoints were turned by before measuring, because the
     picture was turned relative to the other video's (a phone held sideways or upside down without a rotation tag)."""
-    calibration_refinement: Optional[CalibrationRefinement] = Field(
-        default=None, exclude_if=lambda refinement: refinement is None)
-    """A triangulated performance's calibration refined from the body, or refused (``pose.calibration_refine``);
-    ``None`` where not asked for."""
 
 
 class SubjectInfo(_Model):

@@ -32,7 +32,6 @@ from viddiff.pose.performance_input import performance_cameras, performance_path
 from viddiff.pose.people import describe_subject
 from viddiff.pose.track import PoseTrack, estimate_track
 from viddiff.pose.trc import write_trc
-from viddiff.pose.view import describe_refinement
 from viddiff.schema import VideoRef
 from viddiff.report.compare import ensure_writable_dir
 from viddiff.store import output_error
@@ -65,7 +64,7 @@ def cli_pose(args: argparse.Namespace) -> int:
         if ref.views:
             performance = estimate_performance(
                 videos, performance_cameras(ref, "the take"), estimator, cache, pose.subject,
-                sources=performance_paths(ref), calibration_refine=pose.calibration_refine,
+                sources=performance_paths(ref),
             )
             body: Union[PoseTrack, PerformancePose] = performance
             track = performance.main
@@ -102,8 +101,6 @@ def cli_pose(args: argparse.Namespace) -> int:
     )
     if isinstance(body, PerformancePose):
         print(f"views aligned in time: {body.sync.describe()}", file=sys.stderr)
-        if body.refinement is not None:
-            print(f"calibration: {describe_refinement(body.refinement)}", file=sys.stderr)
     for path in written:
         print(path)
     return 0

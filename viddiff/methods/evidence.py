@@ -268,8 +268,7 @@ class PoseEvidence:
             return estimate_track(frames[0], estimator, self.cache, subject)
         try:
             return estimate_performance(
-                frames, performance_cameras(ref, which), estimator, self.cache, subject, sources=performance_paths(ref),
-                calibration_refine=self.config.pose.calibration_refine,
+                frames, performance_cameras(ref, which), estimator, self.cache, subject, sources=performance_paths(ref)
             )
         except SyncError as exc:
             raise SyncError(f"{which}'s views could not be aligned in time ({exc})") from None

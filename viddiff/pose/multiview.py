@@ -20,10 +20,6 @@ The steps (docs/pose.md, "Two phones (3D)"):
    the worst pair's hip error from 7.0° to 4.9°, leaving 72% of elbow and 81% of hip frames measured (88%, 90%
    before).
 
-With ``pose.calibration_refine: body``, between steps 3 and 4 the extra cameras are turned about their centres so
-that the take's sure keypoints reproject best (:mod:`viddiff.pose.calibration_refine`; refused, the file's
-calibration kept, where that would turn a camera too far, does not help or has too few keypoints to go on).
-
 A value's interval gains a triangulation part that grows with how badly the views stand (their lines of sight
 nearly parallel or opposite) and how little of the take they triangulated (:mod:`viddiff.pose.triangulation_part`).
 
@@ -42,7 +38,6 @@ from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from viddiff.pose.calibration import Camera, CalibrationError
-from viddiff.pose.calibration_refine import refine_calibration
 from viddiff.pose.calibration_error import calibration_parts
 from viddiff.pose.facing import circular_median, wrap_degrees
 from viddiff.pose.filtering import CUTOFF_HZ, butterworth
@@ -52,11 +47,11 @@ from viddiff.pose.skeleton import INDEX, LOWER_LIMBS, SWAP, UPPER_LIMBS
 from viddiff.pose.resample import resample_track
 from viddiff.pose.sync import SyncError, SyncInfo, ViewOffset, audio_offset, has_audio, motion_offset
 from viddiff.pose.track import PoseTrack, estimate_track
-from viddiff.pose.triangulation import Triangulated, triangulate
+from viddiff.pose.triangulation import triangulate
 from viddiff.pose.triangulation_part import TRIANGULATION_ERRORS, PartScale, part_scale, scaled_parts
 from viddiff.pose.view import MIN_FRAMES, triangulated_method, view_label
 from viddiff.pose.trc import to_y_up
-from viddiff.schema import CalibrationRefinement, CameraView, Skeleton3D, SubjectInfo
+from viddiff.schema import CameraView, Skeleton3D, SubjectInfo
 
 if TYPE_CHECKING:
     from viddiff.cache import Cache
@@ -106,8 +101,6 @@ class PerformancePose:
     calibration_errors: Mapping[str, float] = field(default_factory=dict)
     """Per quantity, the part the calibration's reported reprojection error adds (:mod:`viddiff.pose.calibration_error`;
     empty for a calibration that reports none)."""
-    refinement: Optional[CalibrationRefinement] = None
-    """What ``pose.calibration_refine: body`` did to the cameras (``None``: not asked for)."""
 
     @property
     def main(self) -> PoseTrack:
@@ -169,11 +162,11 @@ class PerformancePose:
         yaw = yaw[np.isfinite(yaw)]
         method = triangulated_method(len(self.tracks))
         if len(yaw) < MIN_FRAMES:
-            return CameraView(label="unknown", frames=int(len(yaw)), method=method, calibration_refinement=self.refinement)
+            return CameraView(label="unknown", frames=int(len(yaw)), method=method)
         middle = circular_median(yaw)
         q1, q3 = np.percentile(np.abs(wrap_degrees(yaw - middle)), [25, 75])
         return CameraView(label=view_label(middle), yaw_deg=round(float(middle), 1), spread_deg=round(float(q3 - q1) / 2, 1),
-                          frames=int(len(yaw)), method=method, roll_deg=0.0, calibration_refinement=self.refinement)
+                          frames=int(len(yaw)), method=method, roll_deg=0.0)
 
 
 def camera_yaws(points: np.ndarray, up: np.ndarray, centre: np.ndarray) -> np.ndarray:
@@ -209,11 +202,9 @@ def estimate_performance(
     sources: Optional[Sequence[Union[str, Path]]] = None,
     max_offset_s: Optional[float] = None,
     triangulation_errors: Optional[Mapping[str, float]] = None,
-    calibration_refine: str = "none",
 ) -> PerformancePose:
     """The performance's 3D body from its views (the main video first) and their cameras, in the same order.
 
-    ``calibration_refine``: ``pose.calibration_refine`` (``none`` or ``body``).
     ``offsets``: each extra view's offset in seconds when known (else found: from the sound when ``sources``,
     the video files, all have an audio track, otherwise from the motion; :mod:`viddiff.pose.sync`)."""
     if len(views) < 2:
@@ -223,8 +214,7 @@ def estimate_performance(
     tracks = [estimate_track(view, estimator, cache, subject) for view in views]
     fitted = [camera.fitted_to(track.width, track.height) for camera, track in zip(cameras, tracks)]
     sync = synchronise(tracks, fitted, views, offsets=offsets, sources=sources, max_offset_s=max_offset_s)
-    return triangulate_performance(tracks, fitted, sync, triangulation_errors=triangulation_errors,
-                                   calibration_refine=calibration_refine)
+    return triangulate_performance(tracks, fitted, sync, triangulation_errors=triangulation_errors)
 
 
 def synchronise(
@@ -261,10 +251,9 @@ def synchronise(
 def triangulate_performance(
     tracks: Sequence[PoseTrack], cameras: Sequence[Camera], sync: SyncInfo, *, min_confidence: float = MIN_CONFIDENCE,
     max_error: float = MAX_ERROR, cutoff_hz: float = CUTOFF_HZ, bone_tolerance: float = BONE_TOLERANCE,
-    triangulation_errors: Optional[Mapping[str, float]] = None, calibration_refine: str = "none",
+    triangulation_errors: Optional[Mapping[str, float]] = None,
 ) -> PerformancePose:
-    """Steps 3–6 of the module docstring on tracks already estimated and views already synchronised, the cameras
-    refined from the body first where ``calibration_refine`` is ``body``.
+    """Steps 3–6 of the module docstring on tracks already estimated and views already synchronised.
 
     ``triangulation_errors``: per quantity, the triangulation part for views at right angles that triangulate every
     limb joint (default :data:`viddiff.pose.triangulation_part.TRIANGULATION_ERRORS`); the performance's own is
@@ -278,26 +267,15 @@ def triangulate_performance(
         xy.append(p)
         conf.append(c)
     pixels, confidence = np.stack(xy), np.stack(conf)
+    pixels = label_alike(cameras, pixels, confidence, min_confidence)
     max_px = max_error * max(main.width, main.height)
-
-    def solve(cameras: Sequence[Camera]) -> tuple[np.ndarray, Triangulated, np.ndarray, np.ndarray]:
-        """Steps 3–6 through ``cameras``: the labelled pixels, the triangulation, its rejects and the points."""
-        labelled = label_alike(cameras, pixels, confidence, min_confidence)
-        tri = triangulate(cameras, labelled, confidence, min_confidence=min_confidence, min_views=2, max_error_px=max_px)
-        bad = ~(tri.error_px <= max_px)
-        points = rigid_bones(butterworth(np.where(bad[..., None], np.nan, tri.points), times, cutoff_hz), bone_tolerance)
-        return labelled, tri, bad, points
-
-    refinement = None
-    if calibration_refine == "body":
-        labelled = label_alike(cameras, pixels, confidence, min_confidence)
-        cameras, refinement = refine_calibration(cameras, labelled, confidence, lambda cams: solve(cams)[3])
-    elif calibration_refine != "none":
-        raise ValueError(f"calibration_refine is 'none' or 'body', not {calibration_refine!r}")
-    pixels, tri, bad, points = solve(cameras)
+    tri = triangulate(cameras, pixels, confidence, min_confidence=min_confidence, min_views=2, max_error_px=max_px)
+    bad = ~(tri.error_px <= max_px)
+    points = np.where(bad[..., None], np.nan, tri.points)
     used = tri.views & ~bad[..., None]
     with np.errstate(invalid="ignore"):
         mean_conf = np.where(used.any(-1), np.sum(np.moveaxis(confidence, 0, -1) * used, axis=-1) / used.sum(-1), 0.0)
+    points = rigid_bones(butterworth(points, times, cutoff_hz), bone_tolerance)
     scale = part_scale(cameras, points)
     base = scaled_parts(TRIANGULATION_ERRORS if triangulation_errors is None else triangulation_errors, scale)
     up = world_up(cameras)
@@ -308,7 +286,7 @@ def triangulate_performance(
         times_s=times, frame_indices=main.frame_indices, points_3d=points,
         confidence=np.nan_to_num(mean_conf), error_px=np.where(bad, np.nan, tri.error_px), views_used=used,
         tracks=tuple(tracks), cameras=tuple(cameras), sync=sync, up=up, triangulation_errors=parts,
-        calibration_errors=from_calibration, part_scale=scale, refinement=refinement,
+        calibration_errors=from_calibration, part_scale=scale,
     )
 
 

@@ -16,7 +16,7 @@ from viddiff.pose.facing import circular_median, facing_per_frame, wrap_degrees 
 from viddiff.pose.people import describe_subject
 from viddiff.pose.roll import body_up
 from viddiff.pose.vocabulary import QUANTITIES
-from viddiff.schema import CalibrationRefinement, CameraView, Evidence, MeasurementSpec
+from viddiff.schema import CameraView, Evidence, MeasurementSpec
 
 if TYPE_CHECKING:
     from viddiff.pose.track import PoseTrack
@@ -177,8 +177,7 @@ def describe_view(view: CameraView) -> str:
     if is_triangulated(view):
         views = view.method[len(TRIANGULATED):].strip()
         main = "" if view.label == "unknown" else f", the main one from {WORDS[view.label]} (yaw {view.yaw_deg:+.0f}°)"
-        refinement = view.calibration_refinement
-        return f"in 3D from {views}{main}" + ("" if refinement is None else f"; {describe_refinement(refinement)}")
+        return f"in 3D from {views}{main}"
     if view.label == "unknown":
         words = "camera view unknown"
     else:
@@ -189,17 +188,7 @@ def describe_view(view: CameraView) -> str:
     return words
 
 
-def describe_refinement(refinement: CalibrationRefinement) -> str:
-    """``pose.calibration_refine: body``'s outcome in words."""
-    if refinement.refined:
-        turns = ", ".join(f"{t:.2f}°" for t in refinement.turns_deg)
-        return (f"the calibration refined from the body (extra cameras turned {turns}; reprojection "
-                f"{refinement.error_before_px:.1f} → {refinement.error_after_px:.1f} px)")
-    return f"the file's calibration kept, not refined from the body: {refinement.reason}"
-
-
 __all__ = [
-    "circular_median", "comparable_views", "describe_measured", "describe_refinement", "describe_view", "estimate_view",
-    "faces_plane",
+    "circular_median", "comparable_views", "describe_measured", "describe_view", "estimate_view", "faces_plane",
     "frame_yaws", "is_triangulated", "triangulated_method", "view_gap", "view_label",
 ]
