@@ -220,3 +220,23 @@ def test_sound_that_cannot_tell_falls_back_to_the_motion(two_view_tracks, audio_
     views = [read_video(path) for path in quiet]
     (offset,) = synchronise([main, extra], cameras, views, sources=quiet).offsets
     assert offset.method == "motion" and abs(offset.offset_s) <= max(2 * offset.uncertainty_s, 1 / 60)
+
+
+def test_views_that_measured_different_people_say_so_not_that_nobody_was_found(blazepose, pose_cache) -> None:
+    """The real two-person take (cam01, cam02): ``pose.subject: largest`` picks the person nearest cam01 there and
+    the athlete in cam02; nothing triangulates, and the reason is that, not "no person was found"."""
+    from viddiff.cache import Cache
+    from viddiff.pose.kinematics import VIEWS_APART, describe_reasons
+    from viddiff.pose.multiview import estimate_performance
+    from viddiff.pose.setup import read_cameras
+    from viddiff.video import read_video
+
+    data = Path(__file__).resolve().parents[1] / "data" / "pose2sim"
+    cameras = {c.name: c for c in read_cameras(data / "Calib.qca.txt")}
+    views = [read_video(data / f"p2s_two_people_{name}.mp4") for name in ("cam01", "cam02")]
+    apart = estimate_performance(views, [cameras["cam01"], cameras["cam02"]], blazepose, Cache(pose_cache), "largest", offsets=[0.0])
+    assert all((t.confidence > 0).any(axis=1).all() for t in apart.tracks)  # each view measured someone in every frame
+    assert not np.isfinite(apart.points_3d).any()
+    reasons = apart.kinematics().reasons["left_knee_angle"]
+    assert (reasons == VIEWS_APART).all()
+    assert describe_reasons(reasons).startswith("each camera view found a person")

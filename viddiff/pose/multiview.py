@@ -102,6 +102,8 @@ class PerformancePose:
     calibration_errors: Mapping[str, float] = field(default_factory=dict)
     """Per quantity, the part the calibration's reported reprojection error adds (:mod:`viddiff.pose.calibration_error`;
     empty for a calibration that reports none)."""
+    found_in_views: Optional[np.ndarray] = None
+    """(T,) whether every view found a person at the sample (whether or not they triangulated together)."""
 
     @property
     def main(self) -> PoseTrack:
@@ -135,7 +137,7 @@ class PerformancePose:
         return compute_kinematics_3d(
             self.points_3d, self.confidence, self.times_s, self.frame_indices, self.up, pictured=self.pictured,
             width=self.width, height=self.height, min_confidence=min_confidence, fix_sides=fix_sides,
-            estimated=self.main.estimated,
+            estimated=self.main.estimated, found_in_views=self.found_in_views,
         )
 
     def subject_info(self, kinematics: Optional[Kinematics] = None) -> SubjectInfo:
@@ -287,7 +289,7 @@ def triangulate_performance(
         times_s=times, frame_indices=main.frame_indices, points_3d=points,
         confidence=np.nan_to_num(mean_conf), error_px=np.where(bad, np.nan, tri.error_px), views_used=used,
         tracks=tuple(tracks), cameras=tuple(cameras), sync=sync, up=up, triangulation_errors=parts,
-        calibration_errors=from_calibration, part_scale=scale,
+        calibration_errors=from_calibration, part_scale=scale, found_in_views=(confidence > 0).any(axis=-1).all(axis=0),
     )
 
 
