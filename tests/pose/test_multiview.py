@@ -153,16 +153,16 @@ def test_3d_evidence_is_the_bodys_own_with_the_triangulation_part(performance: P
 
 
 def test_the_same_two_views_give_the_same_body_whichever_is_main(performance: PerformancePose, two_view_tracks) -> None:
-    """Left and right are named by the body, not by the main view: with cam02 as the main view the points are the
-    same within millimetres (before, the left hip's minimum was 123° against 140° and joints 0.8 m apart)."""
+    """Left and right are named by the body, not by the main view, and the extra view is read at its own samples as
+    estimated: with cam02 as the main view the points are the same (before, the left hip's minimum was 123° against
+    140° and joints 1.1 m apart)."""
     tracks, cameras = two_view_tracks
     other = triangulate_performance(tracks[::-1], cameras[::-1], SyncInfo(offsets=(ViewOffset(view=1, offset_s=0.0, uncertainty_s=0.0, method="given"),)))
     both = np.isfinite(performance.points_3d).all(-1) & np.isfinite(other.points_3d).all(-1)
-    assert both.sum() >= 0.95 * np.isfinite(performance.points_3d).all(-1).sum()
-    apart = np.linalg.norm(performance.points_3d[both] - other.points_3d[both], axis=-1)
-    assert np.percentile(apart, 95) < 0.005 and apart.max() < 0.03
+    assert (np.isfinite(performance.points_3d) == np.isfinite(other.points_3d)).all()
+    assert np.linalg.norm(performance.points_3d[both] - other.points_3d[both], axis=-1).max() < 1e-6
     hip = "left_hip_angle"
-    assert np.nanmin(other.kinematics().values[hip]) == pytest.approx(np.nanmin(performance.kinematics().values[hip]), abs=0.5)
+    assert np.nanmin(other.kinematics().values[hip]) == pytest.approx(np.nanmin(performance.kinematics().values[hip]), abs=1e-4)
 
 
 def test_a_main_view_whose_sides_are_all_wrong_gives_the_same_body(performance: PerformancePose, two_view_tracks) -> None:
