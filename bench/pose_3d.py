@@ -297,9 +297,9 @@ SWEEP = {
 
 
 def relabelled(tracks: list[PoseTrack], cameras: list[Camera]) -> list[np.ndarray]:
-    """Per limb group, (C, T) whether :func:`label_alike` swapped each view's sides against the first view's."""
+    """Per limb group, (C, T) whether :func:`label_alike` swapped each view's own sides."""
     pixels = np.stack([t.xy for t in tracks])
-    out = label_alike(cameras, pixels, np.stack([t.confidence for t in tracks]), MIN_CONFIDENCE)
+    out, _ = label_alike(cameras, pixels, np.stack([t.confidence for t in tracks]), MIN_CONFIDENCE)
     return [np.stack([np.abs(out[c][:, g] - pixels[c][:, g]).max(axis=(1, 2)) > 1e-9 for c in range(len(tracks))]) for g in GROUPS]
 
 
@@ -328,7 +328,7 @@ def error_sources(tracks: list[PoseTrack], cameras: list[Camera], truths: dict[s
                 row.append(f"{bias[0]:+.1f}, {bias[1]:+.1f} / {fmt(np.median(np.abs(np.concatenate(scatter))))}")
             if truth_name == fitted_on[0]:
                 pair = relabelled([tracks[a], tracks[b]], [cameras[a], cameras[b]])
-                unlike = sum(int((pair[g][1] != (four[g][a] ^ four[g][b])).sum()) for g in range(len(GROUPS)))
+                unlike = sum(int(((pair[g][0] ^ pair[g][1]) != (four[g][a] ^ four[g][b])).sum()) for g in range(len(GROUPS)))
                 row.append(f"{unlike} of {len(GROUPS) * len(tracks[a].times_s)}")
             rows.append(row)
         labelled = ["limb-group frames labelled unlike the 4 views"] if truth_name == fitted_on[0] else []

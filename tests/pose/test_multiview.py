@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from viddiff.pose.multiview import PerformancePose, triangulate_performance
-from viddiff.pose.skeleton import INDEX, JOINTS
+from viddiff.pose.skeleton import INDEX, JOINTS, SWAP
 from viddiff.pose.sync import SyncError, SyncInfo, ViewOffset, motion_offset
 from viddiff.pose.trc import write_trc
 from viddiff.pose.view import comparable_views, describe_view, is_triangulated
@@ -152,6 +152,29 @@ def test_3d_evidence_is_the_bodys_own_with_the_triangulation_part(performance: P
     assert comparable_views(performance.view(), flat, 5) is not None
 
 
+def test_the_same_two_views_give_the_same_body_whichever_is_main(performance: PerformancePose, two_view_tracks) -> None:
+    """Left and right are named by the body, not by the main view, and the extra view is read at its own samples as
+    estimated: with cam02 as the main view the points are the same (before, the left hip's minimum was 123° against
+    140° and joints 1.1 m apart)."""
+    tracks, cameras = two_view_tracks
+    other = triangulate_performance(tracks[::-1], cameras[::-1], SyncInfo(offsets=(ViewOffset(view=1, offset_s=0.0, uncertainty_s=0.0, method="given"),)))
+    both = np.isfinite(performance.points_3d).all(-1) & np.isfinite(other.points_3d).all(-1)
+    assert (np.isfinite(performance.points_3d) == np.isfinite(other.points_3d)).all()
+    assert np.linalg.norm(performance.points_3d[both] - other.points_3d[both], axis=-1).max() < 1e-6
+    hip = "left_hip_angle"
+    assert np.nanmin(other.kinematics().values[hip]) == pytest.approx(np.nanmin(performance.kinematics().values[hip]), abs=1e-4)
+
+
+def test_a_main_view_whose_sides_are_all_wrong_gives_the_same_body(performance: PerformancePose, two_view_tracks) -> None:
+    """The main view's estimator calling every left right does not mirror the body in 3D."""
+    tracks, cameras = two_view_tracks
+    mirrored = replace(tracks[0], xy=tracks[0].xy[:, SWAP], confidence=tracks[0].confidence[:, SWAP])
+    again = triangulate_performance([mirrored, tracks[1]], cameras, SyncInfo(offsets=(ViewOffset(view=1, offset_s=0.0, uncertainty_s=0.0, method="given"),)))
+    both = np.isfinite(performance.points_3d).all(-1) & np.isfinite(again.points_3d).all(-1)
+    assert both.sum() >= 0.95 * np.isfinite(performance.points_3d).all(-1).sum()
+    assert np.nanmax(np.linalg.norm(performance.points_3d[both] - again.points_3d[both], axis=-1)) < 1e-6
+
+
 def test_a_stretched_bone_leaves_its_joints_out_of_that_frame() -> None:
     from viddiff.pose.multiview import rigid_bones
 
@@ -197,3 +220,23 @@ def test_sound_that_cannot_tell_falls_back_to_the_motion(two_view_tracks, audio_
     views = [read_video(path) for path in quiet]
     (offset,) = synchronise([main, extra], cameras, views, sources=quiet).offsets
     assert offset.method == "motion" and abs(offset.offset_s) <= max(2 * offset.uncertainty_s, 1 / 60)
+
+
+def test_views_that_measured_different_people_say_so_not_that_nobody_was_found(blazepose, pose_cache) -> None:
+    """The real two-person take (cam01, cam02): ``pose.subject: largest`` picks the person nearest cam01 there and
+    the athlete in cam02; nothing triangulates, and the reason is that, not "no person was found"."""
+    from viddiff.cache import Cache
+    from viddiff.pose.kinematics import VIEWS_APART, describe_reasons
+    from viddiff.pose.multiview import estimate_performance
+    from viddiff.pose.setup import read_cameras
+    from viddiff.video import read_video
+
+    data = Path(__file__).resolve().parents[1] / "data" / "pose2sim"
+    cameras = {c.name: c for c in read_cameras(data / "Calib.qca.txt")}
+    views = [read_video(data / f"p2s_two_people_{name}.mp4") for name in ("cam01", "cam02")]
+    apart = estimate_performance(views, [cameras["cam01"], cameras["cam02"]], blazepose, Cache(pose_cache), "largest", offsets=[0.0])
+    assert all((t.confidence > 0).any(axis=1).all() for t in apart.tracks)  # each view measured someone in every frame
+    assert not np.isfinite(apart.points_3d).any()
+    reasons = apart.kinematics().reasons["left_knee_angle"]
+    assert (reasons == VIEWS_APART).all()
+    assert describe_reasons(reasons).startswith("each camera view found a person")

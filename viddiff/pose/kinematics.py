@@ -23,9 +23,11 @@ import numpy as np
 
 from viddiff.pose.skeleton import INDEX, JOINTS, LOWER_LIMBS, SWAP, UPPER_LIMBS
 
-OK, NO_PERSON, OUT_OF_FRAME, LOW_CONFIDENCE, SIDE_VIEW, NOT_ESTIMATED, IDENTITY, SIDE_UNRESOLVED = range(8)
+OK, NO_PERSON, OUT_OF_FRAME, LOW_CONFIDENCE, SIDE_VIEW, NOT_ESTIMATED, IDENTITY, SIDE_UNRESOLVED, VIEWS_APART = range(9)
 REASONS = {
     NO_PERSON: "no person was found",
+    VIEWS_APART: "each camera view found a person, but their keypoints do not triangulate together (the views may "
+                 "have measured different people: pose.subject chooses in each view on its own)",
     IDENTITY: "the measured person could not be told apart from another person (someone else was found instead)",
     SIDE_UNRESOLVED: "left and right could not be told apart (the labels contradict the way the person faces)",
     OUT_OF_FRAME: "the body parts it needs are outside the frame (the person leaves the picture)",
@@ -34,7 +36,7 @@ REASONS = {
     NOT_ESTIMATED: "the pose estimator does not give the body parts it needs",
 }
 """Why a value is missing, worst first when several joints are missing for different reasons."""
-REASON_PRIORITY = (NOT_ESTIMATED, IDENTITY, NO_PERSON, OUT_OF_FRAME, LOW_CONFIDENCE, SIDE_UNRESOLVED, SIDE_VIEW)
+REASON_PRIORITY = (NOT_ESTIMATED, IDENTITY, NO_PERSON, VIEWS_APART, OUT_OF_FRAME, LOW_CONFIDENCE, SIDE_UNRESOLVED, SIDE_VIEW)
 MIN_WIDTH_RATIO = 0.25
 """A hip or shoulder width under this share of the torso length means a side view: widths are then gaps."""
 SWAP_PENALTY = 0.5
@@ -426,6 +428,6 @@ def describe_reasons(codes: np.ndarray) -> str:
 
 
 __all__ = [
-    "ANGLES", "IDENTITY", "JOINTS", "Kinematics", "REASONS", "SIDE_UNRESOLVED", "SPEED_PARTS", "compute_kinematics",
+    "ANGLES", "IDENTITY", "JOINTS", "Kinematics", "REASONS", "SIDE_UNRESOLVED", "SPEED_PARTS", "VIEWS_APART", "compute_kinematics",
     "derive", "describe_reasons", "fix_side_swaps", "labels_against_view", "resolve_sides", "joint_angle", "joint_status", "point_speed", "smooth", "torso_length",
 ]

@@ -20,7 +20,8 @@ from typing import Optional, Sequence
 import numpy as np
 
 from viddiff.pose.kinematics import (
-    ANGLES, LOW_CONFIDENCE, NO_PERSON, NOT_ESTIMATED, OK, REASON_PRIORITY, SIDE_UNRESOLVED, SPEED_PARTS, Kinematics,
+    ANGLES, LOW_CONFIDENCE, NO_PERSON, NOT_ESTIMATED, OK, REASON_PRIORITY, SIDE_UNRESOLVED, SPEED_PARTS, VIEWS_APART,
+    Kinematics,
     joint_angle, one_group_series, point_speed, resolve_sides,
 )
 from viddiff.pose.skeleton import INDEX, LOWER_LIMBS, SWAP, UPPER_LIMBS
@@ -39,16 +40,22 @@ def compute_kinematics_3d(
     min_confidence: float = 0.5,
     fix_sides: bool = True,
     estimated: Optional[np.ndarray] = None,
+    found_in_views: Optional[np.ndarray] = None,
 ) -> Kinematics:
     """All quantities from (T, J, 3) world points (NaN: not triangulated) with their (T, J) confidence, ``up``
     the world's (3,) up direction. ``pictured`` (T, J, 2): the points in the main view's pixels (``width`` ×
-    ``height``), which the evidence draws at keyframes; the returned :attr:`Kinematics.xy` holds them."""
+    ``height``), which the evidence draws at keyframes; the returned :attr:`Kinematics.xy` holds them.
+    ``found_in_views`` (T,): whether every view found a person at the sample; a frame where they did but nothing
+    triangulated is ``VIEWS_APART``, not ``NO_PERSON``."""
     points = np.asarray(points, dtype=np.float64)
     confidence = np.nan_to_num(np.asarray(confidence, dtype=np.float64), nan=0.0).copy()
     up = np.asarray(up, dtype=np.float64) / np.linalg.norm(up)
     reasons = np.full(confidence.shape, OK, dtype=np.int8)
     reasons[~np.isfinite(points).all(-1) | (confidence < min_confidence)] = LOW_CONFIDENCE
-    reasons[~(confidence > 0).any(axis=1)] = NO_PERSON
+    nobody = ~(confidence > 0).any(axis=1)
+    reasons[nobody] = NO_PERSON
+    if found_in_views is not None:
+        reasons[nobody & np.asarray(found_in_views, dtype=bool)] = VIEWS_APART
     if estimated is not None:
         reasons[:, ~np.asarray(estimated, dtype=bool)] = NOT_ESTIMATED
     clean = np.where((reasons == OK)[..., None], points, np.nan)

@@ -6,8 +6,9 @@ The steps (docs/pose.md, "Two phones (3D)"):
 1. each view's 2D keypoints (:func:`viddiff.pose.track.estimate_track`, cached per video);
 2. each extra view's offset in time against the main view (:mod:`viddiff.pose.sync`): given, from the sound, or
    from the motion; its keypoints are then read at the main view's sample times (linear between its own samples);
-3. left and right labelled alike in every view, per frame and limb group (the labelling whose triangulation
-   reprojects best: one view's estimator may swap sides where another's does not);
+3. left and right labelled alike in every view, per frame and limb group, whichever view is the main one: the
+   views paired by the labelling whose triangulation reprojects best (one view's estimator may swap sides where
+   another's does not), the pair named by the body's own facing (:func:`label_alike`);
 4. confidence-weighted triangulation (:func:`viddiff.pose.triangulation.triangulate`); a view where the joint
    is unsure (confidence under ``min_confidence``) does not count, a view that reprojects more than
    ``max_error`` (a share of the main picture's long side) away is left out while two others remain, and a point
@@ -41,8 +42,8 @@ from viddiff.pose.calibration import Camera, CalibrationError
 from viddiff.pose.calibration_error import calibration_parts
 from viddiff.pose.facing import circular_median, wrap_degrees
 from viddiff.pose.filtering import CUTOFF_HZ, butterworth
-from viddiff.pose.kinematics import Kinematics
-from viddiff.pose.kinematics3d import compute_kinematics_3d
+from viddiff.pose.kinematics import Kinematics, resolve_sides
+from viddiff.pose.kinematics3d import compute_kinematics_3d, labels_against_facing
 from viddiff.pose.skeleton import INDEX, LOWER_LIMBS, SWAP, UPPER_LIMBS
 from viddiff.pose.resample import resample_track
 from viddiff.pose.sync import SyncError, SyncInfo, ViewOffset, audio_offset, has_audio, motion_offset
@@ -101,6 +102,8 @@ class PerformancePose:
     calibration_errors: Mapping[str, float] = field(default_factory=dict)
     """Per quantity, the part the calibration's reported reprojection error adds (:mod:`viddiff.pose.calibration_error`;
     empty for a calibration that reports none)."""
+    found_in_views: Optional[np.ndarray] = None
+    """(T,) whether every view found a person at the sample (whether or not they triangulated together)."""
 
     @property
     def main(self) -> PoseTrack:
@@ -134,7 +137,7 @@ class PerformancePose:
         return compute_kinematics_3d(
             self.points_3d, self.confidence, self.times_s, self.frame_indices, self.up, pictured=self.pictured,
             width=self.width, height=self.height, min_confidence=min_confidence, fix_sides=fix_sides,
-            estimated=self.main.estimated,
+            estimated=self.main.estimated, found_in_views=self.found_in_views,
         )
 
     def subject_info(self, kinematics: Optional[Kinematics] = None) -> SubjectInfo:
@@ -267,7 +270,7 @@ def triangulate_performance(
         xy.append(p)
         conf.append(c)
     pixels, confidence = np.stack(xy), np.stack(conf)
-    pixels = label_alike(cameras, pixels, confidence, min_confidence)
+    pixels, confidence = label_alike(cameras, pixels, confidence, min_confidence)
     max_px = max_error * max(main.width, main.height)
     tri = triangulate(cameras, pixels, confidence, min_confidence=min_confidence, min_views=2, max_error_px=max_px)
     bad = ~(tri.error_px <= max_px)
@@ -286,7 +289,7 @@ def triangulate_performance(
         times_s=times, frame_indices=main.frame_indices, points_3d=points,
         confidence=np.nan_to_num(mean_conf), error_px=np.where(bad, np.nan, tri.error_px), views_used=used,
         tracks=tuple(tracks), cameras=tuple(cameras), sync=sync, up=up, triangulation_errors=parts,
-        calibration_errors=from_calibration, part_scale=scale,
+        calibration_errors=from_calibration, part_scale=scale, found_in_views=(confidence > 0).any(axis=-1).all(axis=0),
     )
 
 
@@ -306,18 +309,68 @@ def rigid_bones(points: np.ndarray, tolerance: float = BONE_TOLERANCE) -> np.nda
     return out
 
 
-def label_alike(cameras: Sequence[Camera], pixels: np.ndarray, confidence: np.ndarray, min_confidence: float) -> np.ndarray:
-    """(C, T, J, 2) ``pixels`` with each extra view's left/right labels per frame and limb group set to the
-    labelling (against the main view's) whose triangulation reprojects best (median over the group's joints)."""
+def label_alike(
+    cameras: Sequence[Camera], pixels: np.ndarray, confidence: np.ndarray, min_confidence: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(C, T, J, 2) ``pixels`` and (C, T, J) ``confidence`` with every view's left/right labels, per frame and
+    limb group, set by a rule that does not depend on which view is the main one (step 3 of the module docstring).
+
+    First the views are *paired*: of the ways to label the views against each other, the one whose triangulation
+    reprojects best (median over the group's joints) says which keypoints are the same joint. Then the pairing is
+    *named* by :func:`_side_cues`, the body's own evidence, and continuity in 3D carries the names through the
+    frames where no cue speaks, at no cost for leaving any view's own labels. Keeping the main view's labels
+    instead made the same two videos triangulate differently with the other one as main (the left hip's minimum
+    123° against 140° on the Pose2Sim cam01+cam02 clips)."""
+    paired_pixels, paired_confidence, flipped = _pair_views(cameras, pixels, confidence, min_confidence)
+    points, _ = _fast_dlt(cameras, paired_pixels, paired_confidence, min_confidence)
+    _, swapped, _ = resolve_sides(points, penalty=0.0, view=_side_cues(points, world_up(cameras), flipped))
+    for column, group in enumerate(GROUPS):
+        rows = np.flatnonzero(swapped[:, column])
+        if len(rows):
+            paired_pixels[:, rows[:, None], group] = paired_pixels[:, rows][:, :, SWAP][:, :, group]
+            paired_confidence[:, rows[:, None], group] = paired_confidence[:, rows][:, :, SWAP][:, :, group]
+    return paired_pixels, paired_confidence
+
+
+def _side_cues(points: np.ndarray, up: np.ndarray, flipped: np.ndarray) -> np.ndarray:
+    """(T, 2) per frame, arms and legs: +1 where the body says the paired points' names are right, -1 where it
+    says they are swapped, 0 where nothing tells. In order of trust:
+
+    1. the way the body faces (the left shoulder or hip to the left of the nose's side;
+       :func:`viddiff.pose.kinematics3d.labels_against_facing`);
+    2. else the other limb group's facing, where the shoulders and hips lie alike or against each other (within
+       60°: a body does not twist half round), since the nose often stands right above the hips;
+    3. else the views' own estimators, where more of them keep the pairing's names than swap them
+       (``flipped``, (C, T, 2): which views' labels the pairing swapped)."""
+    cues = labels_against_facing(points, up).astype(np.int8)
+    shoulders = points[:, INDEX["left_shoulder"]] - points[:, INDEX["right_shoulder"]]
+    hips = points[:, INDEX["left_hip"]] - points[:, INDEX["right_hip"]]
+    with np.errstate(invalid="ignore"):
+        alike = np.sum(shoulders * hips, axis=-1) / (np.linalg.norm(shoulders, axis=-1) * np.linalg.norm(hips, axis=-1))
+    coupled = np.nan_to_num(np.where(np.abs(alike) >= 0.5, np.sign(alike), 0.0)).astype(np.int8)
+    for column in (0, 1):
+        told = cues[:, column] != 0
+        cues[~told, column] = (coupled * labels_against_facing(points, up)[:, 1 - column])[~told]
+    votes = np.sign(np.sum(np.where(flipped, -1, 1), axis=0)).astype(np.int8)  # (T, 2)
+    return np.where(cues != 0, cues, votes)
+
+
+def _pair_views(
+    cameras: Sequence[Camera], pixels: np.ndarray, confidence: np.ndarray, min_confidence: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``pixels`` and ``confidence`` with the extra views' labels per frame and limb group swapped where that
+    reprojects best against the first view's: the pairing of joints across views, whatever their names; and
+    (C, T, 2) which views' labels it swapped, per limb group."""
     n_cams, n_frames = pixels.shape[:2]
-    out = pixels.copy()
+    out_pixels, out_confidence = pixels.copy(), confidence.copy()
+    flipped = np.zeros((n_cams, n_frames, len(GROUPS)), dtype=bool)
     choices = list(itertools.product((False, True), repeat=n_cams - 1))
-    for group in GROUPS:
+    for column, group in enumerate(GROUPS):
         costs = np.full((len(choices), n_frames), np.inf)
         for k, flips in enumerate(choices):
             px = np.stack([pixels[0]] + [pixels[c][:, SWAP] if f else pixels[c] for c, f in enumerate(flips, start=1)])
             cf = np.stack([confidence[0]] + [confidence[c][:, SWAP] if f else confidence[c] for c, f in enumerate(flips, start=1)])
-            errors = _fast_errors(cameras, px[:, :, group], cf[:, :, group], min_confidence)
+            _, errors = _fast_dlt(cameras, px[:, :, group], cf[:, :, group], min_confidence)
             with warnings.catch_warnings():  # a frame where no joint of the group triangulates: no labelling wins
                 warnings.simplefilter("ignore", RuntimeWarning)
                 median = np.nanmedian(np.where(np.isfinite(errors), errors, np.nan), axis=1)
@@ -327,13 +380,17 @@ def label_alike(cameras: Sequence[Camera], pixels: np.ndarray, confidence: np.nd
             rows = np.flatnonzero((best == k) & np.isfinite(costs[k]))
             for c, f in enumerate(flips, start=1):
                 if f and len(rows):
-                    out[c][np.ix_(rows, group)] = pixels[c][rows][:, SWAP][:, group]
-    return out
+                    out_pixels[c][np.ix_(rows, group)] = pixels[c][rows][:, SWAP][:, group]
+                    out_confidence[c][np.ix_(rows, group)] = confidence[c][rows][:, SWAP][:, group]
+                    flipped[c, rows, column] = True
+    return out_pixels, out_confidence, flipped
 
 
-def _fast_errors(cameras: Sequence[Camera], pixels: np.ndarray, confidence: np.ndarray, min_confidence: float) -> np.ndarray:
-    """(T, G) worst reprojection error of an unweighted all-view DLT per point (NaN where a view misses it): a
-    quick score for choosing labels, not the measurement."""
+def _fast_dlt(
+    cameras: Sequence[Camera], pixels: np.ndarray, confidence: np.ndarray, min_confidence: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(T, G, 3) points of an unweighted all-view DLT and (T, G) the worst view's reprojection error of each
+    (NaN where a view misses it): a quick triangulation for choosing labels, not the measurement."""
     n_cams = len(cameras)
     rays = np.stack([cam.normalised(pixels[c]) for c, cam in enumerate(cameras)])  # (C, T, G, 2)
     seen = (confidence >= min_confidence) & np.isfinite(rays).all(-1)
@@ -352,7 +409,7 @@ def _fast_errors(cameras: Sequence[Camera], pixels: np.ndarray, confidence: np.n
     with np.errstate(invalid="ignore", divide="ignore"):
         points = h[..., :3] / h[..., 3:4]
     errors = np.stack([np.linalg.norm(cam.project(points) - pixels[c], axis=-1) for c, cam in enumerate(cameras)])
-    return np.where(ok, errors.max(axis=0), np.nan)
+    return np.where(ok[..., None], points, np.nan), np.where(ok, errors.max(axis=0), np.nan)
 
 
 __all__ = [

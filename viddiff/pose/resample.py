@@ -14,7 +14,9 @@ if TYPE_CHECKING:
 def resample_track(track: "PoseTrack", at_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(len(at_s), J, 2) pixels and (len(at_s), J) confidence of ``track`` at the times ``at_s`` on its clock:
     linear between its two nearest samples (the lower confidence of the two); nothing outside its span or next
-    to a missing sample."""
+    to a missing sample. A time on a sample takes that sample alone, so a view read at its own sample times is
+    the view as estimated (before, it took the lower confidence of the sample and the one before it: the same
+    two videos triangulated differently with the other one as the main view)."""
     times = track.times_s
     right = np.clip(np.searchsorted(times, at_s), 1, len(times) - 1)
     left = right - 1
@@ -25,6 +27,9 @@ def resample_track(track: "PoseTrack", at_s: np.ndarray) -> tuple[np.ndarray, np
     w = np.clip(w, 0.0, 1.0)[:, None, None]
     xy = (1 - w) * track.xy[left] + w * track.xy[right]
     confidence = np.minimum(track.confidence[left], track.confidence[right])
+    for index in (left, right):  # on a sample: that sample alone, whatever its neighbour
+        on = np.abs(at_s - times[index]) <= 1e-9
+        xy[on], confidence[on] = track.xy[index[on]], track.confidence[index[on]]
     ok = inside[:, None] & np.isfinite(xy).all(-1)
     return np.where(ok[..., None], xy, np.nan), np.where(ok, confidence, 0.0)
 
