@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -87,3 +88,20 @@ def test_real_keypoints_of_two_real_views_reproject_within_pixels(cameras, clip_
     assert np.median(errors) < 25  # the person is ~1000 px tall
     heights = result.points[..., 2][np.isfinite(result.points[..., 2])]
     assert 0.7 < np.median(heights) < 1.7  # shoulders and hips of a standing adult, metres above the floor
+
+
+def test_a_point_behind_the_cameras_triangulates_without_numpy_warnings(cameras) -> None:
+    """Two views whose keypoints' lines meet behind both cameras (a mislabelled limb can do it): its reprojection
+    is unknown (NaN), said without numpy's 'All-NaN slice' / 'Mean of empty slice' warnings on the terminal."""
+    pair = [cameras[0], cameras[1]]
+    forward = [c.rotation[2] for c in pair]  # each camera's optical axis in the world
+    behind = (pair[0].centre + pair[1].centre) / 2 - 3.0 * (forward[0] + forward[1])
+    pixels = []
+    for cam in pair:
+        x = cam.rotation @ behind + cam.translation
+        assert x[2] < 0  # behind this camera
+        pixels.append(cam.matrix[:2, :2] @ (x[:2] / x[2]) + cam.matrix[:2, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = triangulate(pair, np.array(pixels)[:, None, :], np.ones((2, 1)), max_error_px=15.0)
+    assert np.isnan(result.error_px[0])

@@ -10,6 +10,8 @@ whose absence lets the others agree best), while more than ``min_views`` remain.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -80,7 +82,7 @@ def triangulate(
         if views.sum() < min_views:
             continue
         point, gaps = _solve(cameras, projections, rays[:, i], flat_conf[:, i], flat_px[:, i], views)
-        while np.isfinite(point).all() and np.nanmax(gaps) > max_error_px and views.sum() > min_views:
+        while np.isfinite(point).all() and _worst(gaps) > max_error_px and views.sum() > min_views:
             # leave out the view whose absence lets the others agree best (the worst-fitting view of the full
             # solution need not be the wrong one: least squares spreads one view's error over all)
             trials = []
@@ -88,10 +90,23 @@ def triangulate(
                 fewer = views.copy()
                 fewer[c] = False
                 trials.append((fewer, *_solve(cameras, projections, rays[:, i], flat_conf[:, i], flat_px[:, i], fewer)))
-            views, point, gaps = min(trials, key=lambda trial: np.nanmax(trial[2]) if np.isfinite(trial[1]).all() else np.inf)
+            views, point, gaps = min(trials, key=lambda trial: _worst(trial[2]) if np.isfinite(trial[1]).all() else np.inf)
         if np.isfinite(point).all():
-            points[i], errors[i], used[i] = point, float(np.sqrt(np.nanmean(gaps ** 2))), views
+            points[i], errors[i], used[i] = point, _rms(gaps), views
     return Triangulated(points=points.reshape(*shape, 3), error_px=errors.reshape(shape), views=used.reshape(*shape, n_cams))
+
+
+def _worst(gaps: np.ndarray) -> float:
+    """The largest reprojection gap; NaN where no view's gap is known (a point behind every camera), without
+    numpy's 'All-NaN slice' warning reaching the user's terminal."""
+    known = gaps[np.isfinite(gaps)]
+    return float(known.max()) if known.size else math.nan
+
+
+def _rms(gaps: np.ndarray) -> float:
+    """The root mean square of the known gaps (NaN where none is known, as :func:`_worst`)."""
+    known = gaps[np.isfinite(gaps)]
+    return float(np.sqrt(np.mean(known ** 2))) if known.size else math.nan
 
 
 def _solve(
