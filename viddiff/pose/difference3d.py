@@ -19,16 +19,16 @@ import math
 from typing import Mapping, Optional
 
 TRIANGULATION_DIFFERENCE_ERRORS: dict[str, dict[str, float]] = {
-    "knee_angle": {"mean": 15, "min": 15.5, "max": 19.5, "range": 19.5},
-    "hip_angle": {"mean": 12.9, "min": 16.6, "max": 19.6, "range": 21.7},
-    "elbow_angle": {"mean": 12.3, "min": 41.3, "max": 27.6, "range": 55},
-    "shoulder_angle": {"mean": 9.2, "min": 29.8, "max": 21.5, "range": 34},
-    "ankle_angle": {"mean": 19.5, "min": 38.6, "max": 31, "range": 37.7},
-    "trunk_lean": {"mean": 7, "min": 6.8, "max": 4.4, "range": 10.1},
-    "stance_width": {"mean": 0.49, "min": 0.36, "max": 1.07, "range": 1.1},
-    "grip_width": {"mean": 0, "min": 0.13, "max": 0, "range": 0.58},
-    "hip_height": {"mean": 0.12, "min": 0.11, "max": 0.21, "range": 0.15},
-    "wrist_height": {"mean": 0.64, "min": 0.81, "max": 0.28, "range": 0.79},
+    "knee_angle": {"mean": 14.6, "min": 19.9, "max": 20.2, "range": 21.6},
+    "hip_angle": {"mean": 8.7, "min": 18.3, "max": 17.8, "range": 22},
+    "elbow_angle": {"mean": 14.8, "min": 47.6, "max": 39.2, "range": 56.8},
+    "shoulder_angle": {"mean": 9.8, "min": 13.2, "max": 14.8, "range": 24.4},
+    "ankle_angle": {"mean": 21.1, "min": 15.2, "max": 31.4, "range": 33.3},
+    "trunk_lean": {"mean": 9, "min": 6.8, "max": 3.9, "range": 10.4},
+    "stance_width": {"mean": 0.76, "min": 1.07, "max": 0.95, "range": 0.8},
+    "grip_width": {"mean": 0, "min": 0.85, "max": 0, "range": 0.93},
+    "hip_height": {"mean": 0.11, "min": 0.1, "max": 0.21, "range": 0.15},
+    "wrist_height": {"mean": 0.45, "min": 0.82, "max": 0.15, "range": 0.81},
 }
 """Quantity → statistic → degrees or body units (``bench/pose_accuracy.py --two-view``, 98.5%)."""
 
