@@ -102,11 +102,11 @@ def test_huge_video_is_downscaled_before_clip_and_vlm(huge_video, media, offline
     max_side = Config().data.max_side
     assert max_side is not None and max_side <= 1920, "the default must bound decoded frames"
     decoded, clip_inputs = [], []
-    read = video_module.read_video_ref
+    read = video_module.read_video_ref_sampled  # every read of a sample's video goes through it
 
-    def spy_read(ref, *args, **kwargs):
-        frames = read(ref, *args, **kwargs)
-        decoded.append((ref.path, frames))
+    def spy_read(ref, samplings, *args, **kwargs):
+        frames = read(ref, samplings, *args, **kwargs)
+        decoded.append((ref.path, frames[0]))
         return frames
 
     embed = ClipEmbedder.embed_images
@@ -115,7 +115,7 @@ def test_huge_video_is_downscaled_before_clip_and_vlm(huge_video, media, offline
         clip_inputs.extend(np.asarray(f).shape for f in frames)
         return embed(self, frames)
 
-    monkeypatch.setattr(video_module, "read_video_ref", spy_read)
+    monkeypatch.setattr(video_module, "read_video_ref_sampled", spy_read)
     monkeypatch.setattr(ClipEmbedder, "embed_images", spy_embed)
     result = viddiff.compare(huge_video, media["ok"], action="squat", differences=["the squat is deeper"], config=cfg)
     assert result.differences[0].prediction in ("a", "b", "c")
