@@ -118,23 +118,23 @@ class PoseEvidence:
     def sampling(self, ref: VideoRef) -> Sampling:
         """How the pose reads a video: over its whole trim, at the rate :func:`pose_rate` picks for it, no larger
         than ``pose.max_side``. The method reads its own frames and these in one decode (docs/pose.md, "Cost")."""
-        _, rate = self._pose_rate(ref)
-        return Sampling(target_fps=rate, max_side=self.config.data.max_side, shrink=pose_shrink(self.config.pose.max_side))
+        return self._sampling_and_count(ref)[0]
 
-    def _pose_rate(self, ref: VideoRef) -> tuple[float, Optional[float]]:
-        """The trim's frame count read at the pose rate, and that rate (``None``: every frame)."""
+    def shared_sampling(self, ref: VideoRef) -> Optional[Sampling]:
+        """:meth:`sampling`, where the pose frames of ``ref`` are few enough to decode with the method's before the
+        mapping call has said a body is measured at all; ``None`` for a long clip (a 10-min clip at 15 fps: 9000
+        frames, about 14 GB at 960 pixels), whose pose frames are read only once they are known to be needed."""
+        sampling, n_frames = self._sampling_and_count(ref)
+        return sampling if n_frames <= SHARED_READ_MAX_FRAMES else None
+
+    def _sampling_and_count(self, ref: VideoRef) -> tuple[Sampling, float]:
+        """:meth:`sampling` and how many frames of the trim it reads (one probe of the file)."""
         cfg = self.config.pose
         info = probe_video(ref.path, ref.fps_original, self.config.data.video_backend)
         start, end = resolve_trim(ref.frames_trim, info.n_frames, ref.path)
         rate = pose_rate(end - start, info.fps, cfg.fps, cfg.native_up_to_frames)
         n_frames = end - start if rate is None or info.fps <= 0 else (end - start) * rate / info.fps
-        return n_frames, rate
-
-    def shared_read_fits(self, ref: VideoRef) -> bool:
-        """Whether the pose frames of ``ref`` are few enough to decode with the method's before the mapping call
-        has said a body is measured at all: a long clip's pose frames (a 10-min clip at 15 fps: 9000 frames, about
-        14 GB at 960 pixels) are read only once they are known to be needed, as before the shared decode."""
-        return self._pose_rate(ref)[0] <= SHARED_READ_MAX_FRAMES
+        return Sampling(target_fps=rate, max_side=self.config.data.max_side, shrink=pose_shrink(cfg.max_side)), n_frames
 
     def begin(
         self, sample: Sample, proposal: Proposal, meter: Optional[UsageMeter] = None, main_frames: Optional[MainPoseFrames] = None

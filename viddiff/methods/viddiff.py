@@ -159,15 +159,17 @@ class VidDiffMethod:
         pose's second decode cost about as much CPU as the estimator on a 10-s 1080p clip (docs/pose.md, "Cost").
         Read before the mapping call says whether a body is measured at all, so that answer can waste the pose
         frames' conversion (not a decode); clips with more pose frames than ``SHARED_READ_MAX_FRAMES`` are not
-        read so early (:meth:`PoseEvidence.shared_read_fits`)."""
-        if not pose or not all(await asyncio.gather(
-            *(asyncio.to_thread(self.pose_evidence.shared_read_fits, ref) for ref in sample.videos)
-        )):
+        read so early (:meth:`PoseEvidence.shared_sampling`)."""
+        if not pose:
+            return LoadedVideos(await self.load_videos(sample, fps))
+        videos = list(sample.videos)
+        shared = await asyncio.gather(*(asyncio.to_thread(self.pose_evidence.shared_sampling, ref) for ref in videos))
+        if None in shared:
             return LoadedVideos(await self.load_videos(sample, fps))
         data = self.config.data
         own = Sampling(target_fps=fps or data.fps_for(sample.domain), max_side=self._frame_side(), shrink=self._clip_shrink)
         (a, pose_a), (b, pose_b) = await read_videos_sampled(
-            sample.videos, lambda ref: (own, self.pose_evidence.sampling(ref)), data.video_backend
+            sample.videos, lambda ref: (own, shared[videos.index(ref)]), data.video_backend
         )
         return LoadedVideos((a, b), (pose_a, pose_b))
 
