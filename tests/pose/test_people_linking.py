@@ -15,7 +15,7 @@ import pytest
 
 from viddiff.pose.absence import absence_counts, absence_reasons
 from viddiff.pose.blazepose import BlazePose
-from viddiff.pose.people import Person, body_box, centre, choose_subject, link_identities, size
+from viddiff.pose.people import Person, centre, choose_subject, link_identities, size
 from viddiff.pose.skeleton import INDEX
 from viddiff.video import VideoFrames, read_video
 
