@@ -52,6 +52,7 @@ from viddiff.config import Config, PoseConfig, load_config
 from viddiff.methods import get_method
 from viddiff.pose.estimators import build_pose_estimator
 from viddiff.pose.people import describe_subject
+from viddiff.pose.sampling import pose_rate
 from viddiff.pose.track import estimate_track
 from viddiff.schema import SampleResult
 from viddiff.testing import offline_overrides
@@ -221,10 +222,17 @@ def people_counts(people) -> np.ndarray:
     return np.array([len(p) if hasattr(p, "__len__") else int(p) for p in people], dtype=np.int64)
 
 
-def people_row(label: str, path: Path, estimator, cache: Cache, in_view_s: tuple[float, float]) -> list[str]:
+def people_row(
+    label: str, path: Path, estimator, cache: Cache, in_view_s: tuple[float, float], pose: Optional[PoseConfig] = None
+) -> list[str]:
     """One clip's row: the measured person found, as a share of all frames and of the frames they are in view
-    (``in_view_s``, by eye), and the frames without them by reason, in view and out of it."""
+    (``in_view_s``, by eye), and the frames without them by reason, in view and out of it. Every frame at the
+    size of the file; with ``pose``, at the rate and size the pose evidence reads it at (:func:`pose_rate`,
+    ``pose.max_side``)."""
     video = read_video(path)
+    if pose is not None:
+        rate = pose_rate(len(video.frames), video.fps_original, pose.fps, pose.native_up_to_frames)
+        video = read_video(path, target_fps=rate, max_side=pose.max_side)
     track = estimate_track(video, estimator, cache)
     detected = track.detected
     people = getattr(track, "people", None)
@@ -390,6 +398,12 @@ async def measure_all(
             for p in (*clips.people, clips.crowd)]
     rows += [people_row("Sports2D demo at 884x498", half, estimator, cache, IN_VIEW_S[CROWD]),
              people_row("two 884x498 halves side by side", wide, estimator, cache, IN_VIEW_S[CROWD])]
+    pose = PoseConfig()
+    rows += [people_row(f"{'Sports2D demo' if p == clips.crowd else 'two-person take ' + p.stem}, as the pose evidence "
+                        "reads it", p, estimator, cache, IN_VIEW_S[str(p.relative_to(clips.root))], pose)
+             for p in (*clips.people, clips.crowd)]
+    rows.append(people_row("the two halves side by side, as the pose evidence reads it", wide, estimator, cache,
+                           IN_VIEW_S[CROWD], pose))
     lines += people_table(rows, subject_summary(view_outcomes))
     lines += cost_table(clips.singles[0], estimator, outcomes)
     return lines
@@ -438,8 +452,9 @@ def tempo_table(tempo) -> list[str]:
 
 
 def people_table(rows, subjects: str) -> list[str]:
-    out = ["### People: every frame at the native rate, default estimator (target: the measured person in ≥ 80% of the "
-           "frames; the athlete measured on each camera of the two-person take; a second person always reported)", "",
+    out = ["### People: every frame at the native rate and full size, then as the pose evidence reads each clip (its rate "
+           "and `pose.max_side`), default estimator (target: the measured person in ≥ 80% of the frames; the athlete "
+           "measured on each camera of the two-person take; a second person always reported)", "",
            "In view: the frames the person is in the picture, checked by eye (`IN_VIEW_S`). Found: frames the measured "
            "person was found in, of all frames and of those in view.", "",
            "| clip | size | frames | in view | found, of all | found, of in view | missed in view, by reason | "
