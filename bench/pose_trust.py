@@ -19,7 +19,8 @@ It reports:
 - people: detection, the frames without the measured person by reason, people seen, who was measured, identity
   gaps and abrupt jumps of the measured body, on the four cameras of the two-person take (the athlete on the force
   plates is the target in each), the Sports2D demo and a wide frame of two 884x498 halves side by side
-  (1768x498, target: the measured person in 80% of frames);
+  (1768x498, target: the measured person in 80% of frames), as a share of all frames and of the frames the
+  person is in the picture (checked by eye, ``IN_VIEW_S``), the frames missed in view and out of view by reason;
 - cost: pose milliseconds per frame, pose frames per video at the defaults, seconds per comparison.
 
 Clips: the Pose2Sim (BSD-3) and Sports2D (BSD-3) demo videos, unpacked from their PyPI wheels into --clips-dir
@@ -51,6 +52,7 @@ from viddiff.config import Config, PoseConfig, load_config
 from viddiff.methods import get_method
 from viddiff.pose.estimators import build_pose_estimator
 from viddiff.pose.people import describe_subject
+from viddiff.pose.sampling import pose_rate
 from viddiff.pose.track import estimate_track
 from viddiff.schema import SampleResult
 from viddiff.testing import offline_overrides
@@ -89,6 +91,15 @@ STAGE_MODES = {"equal stages": ["localizer.method=uniform"], "localizer stages":
 SINGLE = [f"Pose2Sim/Demo_SinglePerson/videos/cam0{i}.mp4" for i in range(1, 5)]
 MULTI = [f"Pose2Sim/Demo_MultiPerson/videos/cam0{i}.mp4" for i in range(1, 5)]
 CROWD = "Sports2D/Demo/demo.mp4"
+IN_VIEW_S: dict[str, tuple[float, float]] = {
+    MULTI[0]: (0.0, float("inf")), MULTI[1]: (0.0, float("inf")), MULTI[2]: (0.0, float("inf")),
+    MULTI[3]: (0.0, float("inf")), CROWD: (36.5 / 30, 198.5 / 30),
+}
+"""When the person the target names is in the picture, checked by eye on contact sheets of the frames: the athlete
+of the two-person take in all 100 frames of each camera (on cam01 partly behind the bystander, head, shoulders and
+legs visible); the walker of the Sports2D demo (30 fps) from frame 37, when half her body has come out from behind
+the tree, to frame 198, when half of it is left at the frame's left edge (frame 196 shows all of her). The copies
+of the demo (half size, side by side) keep its frames and times."""
 
 
 def _noise_module():
@@ -211,8 +222,17 @@ def people_counts(people) -> np.ndarray:
     return np.array([len(p) if hasattr(p, "__len__") else int(p) for p in people], dtype=np.int64)
 
 
-def people_row(label: str, path: Path, estimator, cache: Cache) -> list[str]:
+def people_row(
+    label: str, path: Path, estimator, cache: Cache, in_view_s: tuple[float, float], pose: Optional[PoseConfig] = None
+) -> list[str]:
+    """One clip's row: the measured person found, as a share of all frames and of the frames they are in view
+    (``in_view_s``, by eye), and the frames without them by reason, in view and out of it. Every frame at the
+    size of the file; with ``pose``, at the rate and size the pose evidence reads it at (:func:`pose_rate`,
+    ``pose.max_side``)."""
     video = read_video(path)
+    if pose is not None:
+        rate = pose_rate(len(video.frames), video.fps_original, pose.fps, pose.native_up_to_frames)
+        video = read_video(path, target_fps=rate, max_side=pose.max_side)
     track = estimate_track(video, estimator, cache)
     detected = track.detected
     people = getattr(track, "people", None)
@@ -222,26 +242,46 @@ def people_row(label: str, path: Path, estimator, cache: Cache) -> list[str]:
         counts = people_counts(people)
         seen = f"max {int(np.max(counts))}, ≥2 in {int(np.sum(counts >= 2))} frames" if len(counts) else "0"
     who = describe_subject(subject) + (f" (hips at x = {subject.position[0]:.2f})" if subject.position else "")
-    return [label, f"{video.frames.shape[2]}x{video.frames.shape[1]}", str(len(detected)),
-            f"{detected.mean():.0%}", dropped_by_reason(subject, detected), seen, who, str(jumps(track.xy))]
+    times = np.asarray(video.times_s, dtype=np.float64)
+    in_view = (times >= in_view_s[0]) & (times <= in_view_s[1])
+    reasons = frame_reasons(video, estimator, cache)
+    span = np.flatnonzero(in_view)
+    shown = "all" if in_view.all() else f"{len(span)} (frames {span[0]}–{span[-1]})" if len(span) else "none"
+    return [label, f"{video.frames.shape[2]}x{video.frames.shape[1]}", str(len(detected)), shown,
+            f"{int(detected.sum())} ({detected.mean():.0%})",
+            f"{int(detected[in_view].sum())} ({detected[in_view].mean():.0%})" if len(span) else "–",
+            by_reason([r for r, v in zip(reasons, in_view) if v and r]),
+            by_reason([r for r, v in zip(reasons, in_view) if not v and r]),
+            found_between(detected), seen, who, str(jumps(track.xy))]
 
 
-def dropped_by_reason(subject, detected: np.ndarray) -> str:
-    """Frames without the measured person, by reason, and the share of frames they were found in from the first
-    frame they were found in to the last (the frames before and after are those of a person not yet or no longer
-    in view, or missed there)."""
-    dropped = getattr(subject, "dropped", None)
-    if dropped is None:
-        return "not reported by this version"
-    missing = int((~detected).sum())
-    if not missing:
+def frame_reasons(video, estimator, cache: Cache) -> list[str]:
+    """Each frame's reason the measured person is missing (``""`` where measured), as ``viddiff pose`` counts them
+    (:mod:`viddiff.pose.absence`), from the cached people."""
+    from viddiff.pose.absence import absence_reasons
+    from viddiff.pose.people import choose_subject
+    from viddiff.pose.track import estimate_people
+
+    people = estimate_people(video, estimator, cache)
+    times = np.asarray(video.times_s, dtype=np.float64)
+    chosen = choose_subject(people, times, video.frames.shape[2], video.frames.shape[1])
+    return absence_reasons(chosen, people, times)
+
+
+def by_reason(reasons: list[str]) -> str:
+    """"5: 2 before they were first found, 3 after they were last found"."""
+    from viddiff.pose.absence import REASONS, absence_counts
+
+    if not reasons:
         return "none"
-    from viddiff.pose.absence import REASONS
+    return f"{len(reasons)}: " + ", ".join(f"{n} {REASONS[key]}" for key, n in absence_counts(reasons).items())
 
+
+def found_between(detected: np.ndarray) -> str:
+    """Frames the measured person was found in, from the first frame they were found in to the last."""
     seen = np.flatnonzero(detected)
     span = detected[seen[0]: seen[-1] + 1] if len(seen) else detected[:0]
-    words = ", ".join(f"{n} {REASONS[key]}" for key, n in dropped.items())
-    return f"{missing}: {words}; found in {int(span.sum())} of the {len(span)} frames from their first to their last"
+    return f"{int(span.sum())} of {len(span)}"
 
 
 def subject_summary(outcomes: list[Outcome]) -> str:
@@ -354,9 +394,16 @@ async def measure_all(
     cache = Cache(work / "people.sqlite")
     wide = side_by_side(clips.crowd, clips.crowd, work / "variants" / "wide_1768x498.mp4")
     half = resized_copy(clips.crowd, work / "variants" / "half_884x498.mp4", 884, 498)
-    rows = [people_row(str(p.relative_to(clips.root)), p, estimator, cache) for p in (*clips.people, clips.crowd)]
-    rows += [people_row("Sports2D demo at 884x498", half, estimator, cache),
-             people_row("two 884x498 halves side by side", wide, estimator, cache)]
+    rows = [people_row(str(p.relative_to(clips.root)), p, estimator, cache, IN_VIEW_S[str(p.relative_to(clips.root))])
+            for p in (*clips.people, clips.crowd)]
+    rows += [people_row("Sports2D demo at 884x498", half, estimator, cache, IN_VIEW_S[CROWD]),
+             people_row("two 884x498 halves side by side", wide, estimator, cache, IN_VIEW_S[CROWD])]
+    pose = PoseConfig()
+    rows += [people_row(f"{'Sports2D demo' if p == clips.crowd else 'two-person take ' + p.stem}, as the pose evidence "
+                        "reads it", p, estimator, cache, IN_VIEW_S[str(p.relative_to(clips.root))], pose)
+             for p in (*clips.people, clips.crowd)]
+    rows.append(people_row("the two halves side by side, as the pose evidence reads it", wide, estimator, cache,
+                           IN_VIEW_S[CROWD], pose))
     lines += people_table(rows, subject_summary(view_outcomes))
     lines += cost_table(clips.singles[0], estimator, outcomes)
     return lines
@@ -405,11 +452,15 @@ def tempo_table(tempo) -> list[str]:
 
 
 def people_table(rows, subjects: str) -> list[str]:
-    out = ["### People: every frame at the native rate, default estimator (target: the measured person in ≥ 80% of the wide "
-           "frame's frames; a second person always reported)", "",
-           "| clip | size | frames | person found | frames without them, by reason | people seen | measured person | "
+    out = ["### People: every frame at the native rate and full size, then as the pose evidence reads each clip (its rate "
+           "and `pose.max_side`), default estimator (target: the measured person in ≥ 80% of the frames; the athlete "
+           "measured on each camera of the two-person take; a second person always reported)", "",
+           "In view: the frames the person is in the picture, checked by eye (`IN_VIEW_S`). Found: frames the measured "
+           "person was found in, of all frames and of those in view.", "",
+           "| clip | size | frames | in view | found, of all | found, of in view | missed in view, by reason | "
+           "not found out of view | found from their first frame to their last | people seen | measured person | "
            "abrupt jumps |",
-           "|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return out + ["", f"In the evidence of the two-person views: {subjects}.", ""]
 

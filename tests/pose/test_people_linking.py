@@ -1,7 +1,7 @@
 """Linking people over time, and why the measured person is missing from a frame: on real keypoints.
 
-The people come from BlazePose on two real clips in tests/data (the Sports2D demo, a man on a roof with a walker
-passing below; Pose2Sim's two-person take, camera 1). Where a test needs a situation these seconds do not hold
+The people come from BlazePose on real clips in tests/data (the Sports2D demo, a man on a roof with a walker
+passing below; Pose2Sim's two-person take, cameras 1 and 3). Where a test needs a situation these seconds do not hold
 (the second look finding someone twice, the athlete hidden behind the bystander), it copies or removes real
 detections, as :func:`test_people.test_an_identity_switch_is_a_gap_never_the_same_body` does.
 """
@@ -15,7 +15,8 @@ import pytest
 
 from viddiff.pose.absence import absence_counts, absence_reasons
 from viddiff.pose.blazepose import BlazePose
-from viddiff.pose.people import Person, centre, choose_subject, size
+from viddiff.pose.people import Person, centre, choose_subject, link_identities, size
+from viddiff.pose.skeleton import INDEX
 from viddiff.video import VideoFrames, read_video
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -31,6 +32,23 @@ def demo() -> VideoFrames:
 @pytest.fixture(scope="module")
 def demo_people(blazepose: BlazePose, demo: VideoFrames) -> list[list[Person]]:
     return blazepose.estimate_people(list(demo.frames), list(demo.times_s))
+
+
+@pytest.fixture(scope="module")
+def cam03() -> VideoFrames:
+    """Pose2Sim's two-person take, camera 3, frames 36–91 at full size and 60 fps: the athlete (middle) moves left in
+    front of the bystander (left), who stands still; from frame 78 of the take the estimator draws one body over
+    both of them, its torso sliding onto the bystander's."""
+    return read_video(DATA / "pose2sim" / "p2s_two_people_cam03.mp4")
+
+
+@pytest.fixture(scope="module")
+def cam03_people(blazepose: BlazePose, cam03: VideoFrames) -> list[list[Person]]:
+    return blazepose.estimate_people(list(cam03.frames), list(cam03.times_s))
+
+
+def _hips_x(person: Person) -> float:
+    return float(person.xy[INDEX["left_hip"], 0] + person.xy[INDEX["right_hip"], 0]) / 2
 
 
 def _him(found) -> Person | None:
@@ -121,3 +139,37 @@ def test_each_frame_without_the_measured_person_has_its_reason(demo_people, demo
     assert [t for t, r in enumerate(reasons) if r] == [0, 1, 2, 8, 10, 12, 15, 19, 27, 28, 29]
     # frames 12 and 19: the estimator missed him, and only the walker was found, far away
     assert absence_counts(reasons) == {"before": 3, "after": 3, "nobody": 1, "unclear": 1, "size": 1, "elsewhere": 2}
+
+
+def test_a_detection_sliding_onto_the_bystander_is_not_followed_there(cam03_people, cam03: VideoFrames) -> None:
+    """The athlete's detection slid, frame by frame, onto the bystander standing behind her (hips from x = 0.42 of the
+    width to 0.28 within 8 frames), and her identity's velocity, taken from its last 3 sightings, followed it there:
+    frames 81–88 of the take measured the bystander's body as the athlete's. Her velocity now comes from the last
+    half second, and so does where she was: a slide of a few frames is not where her motion leads. (Frames 78 and
+    80, the first of the slide, whose hips lie between the two people, are still measured.)"""
+    width = cam03.frames.shape[2]
+    subject = choose_subject(cam03_people, np.asarray(cam03.times_s), width, cam03.frames.shape[1])
+    bystander = np.median([_hips_x(p) for found in cam03_people[:12] for p in found if centre(p)[0] < 0.35 * width])
+    measured = np.flatnonzero(subject.member >= 0)
+    hips = np.array([_hips_x(cam03_people[t][subject.member[t]]) for t in measured])
+    athlete = np.median(hips[(measured >= 30) & (measured < 42)])  # the frames before one body was drawn over both
+    assert bystander < 0.3 * width < 0.38 * width < athlete  # the two people, as the clip shows them
+    assert len(measured) >= 35  # the athlete is measured, not merely nobody
+    from_81 = measured >= 81 - 36
+    on_the_bystander = measured[from_81 & (np.abs(hips - bystander) < np.abs(hips - athlete))].tolist()
+    assert on_the_bystander == [], on_the_bystander
+
+
+def test_a_second_detection_lying_on_someone_already_linked_starts_no_identity(cam03_people, cam03: VideoFrames) -> None:
+    """The estimator sometimes finds the athlete twice, the second a little off (frame 22 of camera 3's take). The
+    second fitted only her identity, already taken by the better fit, so it started an identity of its own at her
+    place; from then on both identities fitted her equally and 29 of her frames were gaps. A detection that fits only
+    people already found in the frame, and lies on one of them, is them found twice: it goes to nobody. Here a copy
+    of her lies on her, 0.3 torso lengths to the right, out of the bystander's reach."""
+    people = [list(found) for found in cam03_people]
+    athlete = max(people[20], key=lambda p: centre(p)[0])
+    people[20].append(_copy(athlete, (0.3, 0.0), 0.95))
+    plain = link_identities(cam03_people, np.asarray(cam03.times_s))
+    linked = link_identities(people, np.asarray(cam03.times_s))
+    assert linked.labels[20][people[20].index(athlete)] >= 0  # she is linked
+    assert linked.labels[20][-1] == -1 and linked.count == plain.count  # her copy starts no identity

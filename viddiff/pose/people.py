@@ -3,9 +3,10 @@
 An estimator may find several people per frame (:class:`Person`). They are linked from frame to frame into
 identities by position and body size (:func:`link_identities`): a person may move only so far between two
 samples (``MAX_STEP`` torso lengths plus ``MAX_SPEED`` per second), and keeps their size within ``MAX_SIZE_RATIO``.
-Among those allowed, the better fit is the person nearer where the identity was recently, or where its motion
-leads, in torso lengths, and nearer its usual size. Where two people fit one identity about equally well, neither
-is taken, and a second detection of someone already linked in the frame goes to nobody: the frame is an identity
+Among those allowed, the better fit is the person nearer where the identity was over the last half second, or
+where its motion leads, in torso lengths, and nearer its usual size. Where two people fit one identity about equally
+well, neither is taken, and a second detection of someone already linked in the frame (one that fits them better than
+anyone else, or fits only people already linked and lies on one of them) goes to nobody: the frame is an identity
 gap. One identity is then chosen as the subject by a documented rule (:data:`RULES`, ``pose.subject``), and identities that
 continue it after a short loss are joined to it only where nobody else could be the one. A frame where only
 someone else is found is an identity gap, never the subject's body: a single-person estimator jumping to a
@@ -41,10 +42,12 @@ size ratio. An identity lost for a while is not cheaper for it: the old cost, di
 made an identity lost half a second ago a rival of one seen in the previous frame (6 frames of the Sports2D
 demo's walker were gaps)."""
 RECENT = 3
-"""Sightings an identity's expected place and size are taken from (the median: one garbled detection, drawn a
-torso length off, is outvoted)."""
+"""Sightings an identity's usual size is taken from (the median: one garbled detection is outvoted)."""
 VELOCITY_WINDOW_S = 0.5
-"""An identity's velocity comes from its recent sightings when they span at most this long."""
+"""An identity's expected place and velocity come from its sightings over this long up to its last one (medians).
+From its last 3 sightings, the velocity followed a detection that slid in a few frames from the athlete onto the
+bystander behind her (Pose2Sim's two-person take, cam03, frames 78–88), and her series measured the bystander's body.
+Velocity needs 3 sightings within this long of the frame linked."""
 MAX_LOSS_S = 1.0
 """An identity not seen for longer than this ends; whoever appears later is a new identity (joined to the
 subject only where nobody else fits, :func:`choose_subject`)."""
@@ -144,26 +147,30 @@ class _Identity:
     last_centre: np.ndarray = field(default_factory=lambda: np.full(2, np.nan))
     last_size: float = 0.0
     last_time: float = 0.0
-    recent: list[tuple[float, np.ndarray, float]] = field(default_factory=list)
-    """(time, centre, size) of its last ``RECENT`` sightings."""
+    sizes: list[float] = field(default_factory=list)
+    """Torso lengths of its last ``RECENT`` sightings."""
+    window: list[tuple[float, np.ndarray]] = field(default_factory=list)
+    """(time, centre) of its sightings over the ``VELOCITY_WINDOW_S`` up to its last one."""
 
     def expected(self, now: float) -> tuple[tuple[np.ndarray, ...], float]:
-        """Where this identity may be at ``now``, and its usual size: the median of its recent sightings, as they
-        were and moved on at their median velocity (a walker is where their motion leads; someone bouncing in
-        place, whose velocity turns, is where they were). A median: one garbled detection moves neither."""
-        times = np.array([t for t, _, _ in self.recent])
-        centres = np.array([c for _, c, _ in self.recent])
-        usual = float(np.median([s for _, _, s in self.recent]))
+        """Where this identity may be at ``now``, and its usual size: the median of its sightings over the last half
+        second, as they were and moved on at their median velocity (a walker is where their motion leads; someone
+        bouncing in place, whose velocity turns, is where they were). Medians over the half second: one garbled
+        detection moves neither, nor does a detection that slides onto someone else for a few frames."""
+        times = np.array([t for t, _ in self.window])
+        centres = np.array([c for _, c in self.window])
+        usual = float(np.median(self.sizes))
         places = (np.median(centres, axis=0),)
-        if len(times) >= 3 and now - times[0] <= VELOCITY_WINDOW_S:
+        if len(times) >= 3 and now - times[-3] <= VELOCITY_WINDOW_S:
             velocity = np.median(np.diff(centres, axis=0) / np.diff(times)[:, None], axis=0)
             places += (np.median(centres + velocity * (now - times)[:, None], axis=0),)
         return places, usual
 
     def seen(self, t: int, member: int, centre_: np.ndarray, size_: float, now: float) -> None:
-        if self.recent and now - self.recent[-1][0] > VELOCITY_WINDOW_S:
-            self.recent.clear()  # after a loss, where it was before says little about its motion now
-        self.recent = [*self.recent[-(RECENT - 1):], (now, centre_, size_)]
+        if self.window and now - self.window[-1][0] > VELOCITY_WINDOW_S:
+            self.sizes.clear()  # after a loss, as after a loss its place and motion (the window) start afresh
+        self.sizes = [*self.sizes[-(RECENT - 1):], size_]
+        self.window = [(seen, c) for seen, c in self.window if now - seen <= VELOCITY_WINDOW_S] + [(now, centre_)]
         self.frames.append(t)
         self.members.append(member)
         self.last_centre, self.last_size, self.last_time = centre_, size_, now
@@ -202,6 +209,7 @@ def link_identities(people: Sequence[Sequence[Person]], times_s: np.ndarray) -> 
                     cost[a, i] = off + abs(np.log(sizes[i] / usual))
         label = [-1] * len(found)
         taken_tracks: set[int] = set()
+        taken_by: list[Optional[int]] = [None] * len(active)
         for a, i in sorted(zip(*np.nonzero(np.isfinite(cost))), key=lambda ai: cost[ai]):
             if a in taken_tracks or label[i] != -1:
                 continue
@@ -218,8 +226,13 @@ def link_identities(people: Sequence[Sequence[Person]], times_s: np.ndarray) -> 
                     label[j] = -2
                 continue
             taken_tracks.add(a)
+            taken_by[a] = i
             label[i] = active[a]
         for i in range(len(found)):
+            twin = [j for a, j in enumerate(taken_by) if j is not None and np.isfinite(cost[a, i])]
+            if label[i] == -1 and any(_overlap(body_box(found[i]), body_box(found[j])) >= SHADOWED for j in twin):
+                ambiguous[t] = True  # fits only people already found here and lies on one: them again, not someone new
+                label[i] = -2
             if label[i] == -1 and np.isfinite(centres[i]).all() and sizes[i] > 0:
                 tracks.append(_Identity())
                 label[i] = len(tracks) - 1
@@ -398,21 +411,20 @@ def _shadowed(sightings: list[tuple[int, int]], people) -> bool:
     """Whether in every frame an identity was seen, its body box and someone else's lie mostly one inside the other:
     a second, garbled detection of that person (or someone hidden behind them), which cannot be shown to continue
     anyone."""
-    def area(box: tuple[float, float, float, float]) -> float:
-        return max(box[2] - box[0], 1e-9) * max(box[3] - box[1], 1e-9)
-
     def inside(t: int, i: int) -> bool:
         box = body_box(people[t][i])
-        for j, other in enumerate(people[t]):
-            if j == i:
-                continue
-            o_box = body_box(other)
-            overlap = max(0.0, min(box[2], o_box[2]) - max(box[0], o_box[0])) * max(0.0, min(box[3], o_box[3]) - max(box[1], o_box[1]))
-            if overlap >= SHADOWED * min(area(box), area(o_box)):
-                return True
-        return False
+        return any(_overlap(box, body_box(other)) >= SHADOWED for j, other in enumerate(people[t]) if j != i)
 
     return all(inside(t, i) for t, i in sightings)
+
+
+def _overlap(box: tuple[float, float, float, float], other: tuple[float, float, float, float]) -> float:
+    """The share of the smaller of two body boxes that lies inside the other."""
+    def area(b: tuple[float, float, float, float]) -> float:
+        return max(b[2] - b[0], 1e-9) * max(b[3] - b[1], 1e-9)
+
+    common = max(0.0, min(box[2], other[2]) - max(box[0], other[0])) * max(0.0, min(box[3], other[3]) - max(box[1], other[1]))
+    return common / min(area(box), area(other))
 
 
 def _could_be(them: Person, other: Person, dt: float) -> bool:
