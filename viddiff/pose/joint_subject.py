@@ -1,5 +1,5 @@
-"""Who is measured when one performance is filmed by several calibrated cameras with known offsets: the same person
-in every view, chosen jointly (``pose.subject: auto`` only).
+"""Who is measured when one performance is filmed by several calibrated cameras: the same person in every view,
+chosen jointly (``pose.subject: auto`` only).
 
 Chosen in each view on its own, ``auto`` may measure the athlete in one view and a bystander in another (Pose2Sim's
 two-person take): those views' keypoints do not triangulate together, and the take has no 3D body. Here each view's
@@ -20,8 +20,10 @@ others barely see them (hidden behind someone), no pairing of other people overr
 each view keeps its own choice (the views then say they measured different people). Where the pairing differs from
 some view's own choice, every view's subject record says why.
 
-The offsets must be known (given): to find them from the motion, the two people must already be chosen, and
-two views' epipolar geometry lets a wrong offset pair different people.
+Where the views' offsets are not given, each pair of people is aligned by their own motion
+(:func:`viddiff.pose.sync.motion_offset`), and a pair it cannot align is no pair. Two views' epipolar geometry lets
+a wrong offset pair different people; the aim and the guard above keep such a pairing from overruling a view (on the
+two-person take's 36 parts and pairs of cameras it overruled none wrongly).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from viddiff.pose.calibration import Camera
 from viddiff.pose.people import choose_subject
 from viddiff.pose.resample import resample_track
 from viddiff.pose.skeleton import INDEX, SWAP
+from viddiff.pose.sync import SyncError, motion_offset
 from viddiff.pose.track import FoundPeople, PoseTrack, find_people, track_of
 from viddiff.pose.triangulation import triangulate
 
@@ -79,11 +82,12 @@ class Pairing:
 
 
 def choose_jointly(
-    views: Sequence["VideoFrames"], cameras: Sequence[Camera], estimator: "PoseEstimator", offsets: Sequence[float],
-    cache: Optional["Cache"] = None,
+    views: Sequence["VideoFrames"], cameras: Sequence[Camera], estimator: "PoseEstimator",
+    offsets: Optional[Sequence[float]], cache: Optional["Cache"] = None, *, max_offset_s: Optional[float] = None,
 ) -> list[PoseTrack]:
     """Each view's track of the one person measured in all of them (the module docstring), the extra views
-    ``offsets`` seconds later than the main one."""
+    ``offsets`` seconds later than the main one; ``None``: each pair of people's own offset, from their motion
+    (:func:`viddiff.pose.sync.motion_offset`; a pair it cannot align is no pair)."""
     found = [find_people(view, estimator, cache) for view in views]
     candidates = [_candidates(view, estimator, f) for view, f in zip(views, found)]
     own = [c[0].track if c else _nobody(view, estimator, f) for c, view, f in zip(candidates, views, found)]
@@ -96,7 +100,11 @@ def choose_jointly(
     for main in candidates[0]:
         members, found_pairs = [main], []
         for v in range(1, len(views)):
-            tried = [(pair(main.track, extra.track, fitted[0], fitted[v], float(offsets[v - 1])), extra) for extra in candidates[v]]
+            tried = []
+            for extra in candidates[v]:
+                offset = float(offsets[v - 1]) if offsets is not None else _motion(main, extra, fitted[0], fitted[v], v, max_offset_s)
+                if offset is not None:
+                    tried.append((pair(main.track, extra.track, fitted[0], fitted[v], offset), extra))
             tried = [(p, extra) for p, extra in tried if p.error_px <= limit]
             if not tried:
                 break
@@ -186,6 +194,15 @@ def _candidates(view: "VideoFrames", estimator: "PoseEstimator", found: FoundPeo
         for i, k in enumerate(ranked)]
     seen = [int((c.track.confidence > 0).any(axis=1).sum()) for c in out]
     return [c for i, (c, n) in enumerate(zip(out, seen)) if i == 0 or n >= MIN_SHARE * max(seen)]
+
+
+def _motion(main: Candidate, extra: Candidate, main_camera: Camera, extra_camera: Camera, view: int,
+            max_offset_s: Optional[float]) -> Optional[float]:
+    """Two people's offset from their motion, or ``None`` where it cannot be told."""
+    try:
+        return motion_offset(main.track, extra.track, main_camera, extra_camera, view=view, max_offset_s=max_offset_s).offset_s
+    except SyncError:
+        return None
 
 
 def _nobody(view: "VideoFrames", estimator: "PoseEstimator", found: FoundPeople) -> PoseTrack:

@@ -4,7 +4,7 @@ time (:class:`PerformancePose`), from which the same kinematics as one video's a
 The steps (docs/pose.md, "Two phones (3D)"):
 
 1. each view's 2D keypoints (:func:`viddiff.pose.track.estimate_track`, cached per video), of the same person in
-   every view where ``pose.subject`` is ``auto`` and the offsets are given (:mod:`viddiff.pose.joint_subject`);
+   every view where ``pose.subject`` is ``auto`` (:mod:`viddiff.pose.joint_subject`);
 2. each extra view's offset in time against the main view (:mod:`viddiff.pose.sync`): given, from the sound, or
    from the motion; its keypoints are then read at the main view's sample times (linear between its own samples);
 3. left and right labelled alike in every view, per frame and limb group, whichever view is the main one: the
@@ -212,14 +212,13 @@ def estimate_performance(
 
     ``offsets``: each extra view's offset in seconds when known (else found: from the sound when ``sources``,
     the video files, all have an audio track, otherwise from the motion; :mod:`viddiff.pose.sync`). With
-    ``subject`` ``auto`` and ``offsets`` given, the measured person is chosen across the views
-    (:mod:`viddiff.pose.joint_subject`)."""
+    ``subject`` ``auto``, the measured person is chosen across the views (:mod:`viddiff.pose.joint_subject`)."""
     if len(views) < 2:
         raise CalibrationError("a 3D performance needs at least two views")
     if len(cameras) != len(views):
         raise CalibrationError(f"{len(views)} videos need {len(views)} calibrated cameras; the calibration has {len(cameras)}")
-    if subject == "auto" and offsets is not None:  # the same person in every view (an explicit rule is the user's)
-        tracks = choose_jointly(views, cameras, estimator, offsets, cache)
+    if subject == "auto":  # the same person in every view (an explicit rule is the user's, per view)
+        tracks = choose_jointly(views, cameras, estimator, offsets, cache, max_offset_s=max_offset_s)
     else:
         tracks = [estimate_track(view, estimator, cache, subject) for view in views]
     fitted = [camera.fitted_to(track.width, track.height) for camera, track in zip(cameras, tracks)]
