@@ -83,3 +83,43 @@ def test_a_rule_chosen_by_the_user_stays_per_view(two_people_start, cameras, bla
         alone = estimate_track(view, blazepose, cache, "largest")
         assert np.array_equal(track.xy, alone.xy, equal_nan=True) and track.subject == alone.subject
         assert "chosen across" not in track.subject.rule
+
+
+class _AthleteHiddenInCam01:
+    """BlazePose's people on the two-person test clips, with the athlete (the middle of cam01's picture) never found
+    in cam01: she is behind the bystander there. The people are estimated once and looked up by the frames."""
+
+    name = "blazepose, athlete hidden in cam01"
+
+    def __init__(self, views: list[VideoFrames], estimator, cache) -> None:
+        from viddiff.pose.people import centre
+        from viddiff.pose.track import estimate_people, frames_digest
+
+        cam01, cam02 = (estimate_people(view, estimator, cache) for view in views)
+        width = views[0].frames.shape[2]
+        hidden = [[p for p in found if centre(p)[0] > 0.55 * width] for found in cam01]
+        self._people = {frames_digest(views[0].frames): hidden, frames_digest(views[1].frames): cam02}
+
+    def settings(self) -> dict:
+        return {}
+
+    def estimate_people(self, frames, times_s):
+        from viddiff.pose.track import frames_digest
+
+        return self._people[frames_digest(np.stack(frames))]
+
+
+def test_a_view_whose_person_the_others_barely_see_keeps_its_choice(two_view_tracks, cameras, blazepose, pose_cache) -> None:
+    """cam01 finds only the bystander, so the only pairing is the bystander in both views; cam02's own choice, the
+    athlete, lies nearer where the cameras aim, so it is kept: the views stay apart rather than measure the
+    bystander."""
+    from viddiff.cache import Cache
+    from viddiff.pose.joint_subject import choose_jointly
+
+    views = [read_video(DATA / f"p2s_two_people_{name}.mp4") for name in ("cam01", "cam02")]
+    hiding = _AthleteHiddenInCam01(views, blazepose, Cache(pose_cache))
+    tracks = choose_jointly(views, cameras, hiding, [0.0])
+    (athlete_cam01, athlete_cam02), _ = two_view_tracks
+    assert off_athlete(tracks[1], athlete_cam02) < 0.05
+    assert off_athlete(tracks[0], athlete_cam01) > 0.2  # cam01: the bystander, the only person it found
+    assert not any("chosen across" in track.subject.rule for track in tracks)
