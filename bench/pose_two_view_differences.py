@@ -416,8 +416,8 @@ def report(rows: list[Statement], margins: dict) -> list[str]:
     out += ["The same two videos with the other phone as the main view (the single take, every pair and part, views "
             f"aligned as given): a/b {pct(sum(s.verdict == 'a/b' for s in swapped), len(swapped))}; |B − A| median / p95: "
             + ", ".join(spread) + ". Identical input, so all of it is the triangulation's dependence on which view is main.", ""]
-    out += ["All statements, both takes (the two-person take with `pose.subject: auto`; `auto` picks people per clip "
-            "and view, and a side whose two views measured different people has no 3D body):", ""]
+    out += ["All statements, both takes (the two-person take with `pose.subject: auto`, one person chosen across each "
+            "side's views; a side whose two views still measured different people has no 3D body):", ""]
     clear_header = ["sync", "clear differences", *VERDICTS, "identical movement: a/b", "identical: comparable"]
     lines = []
     for sync in SYNCS:

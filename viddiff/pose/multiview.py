@@ -3,7 +3,8 @@ time (:class:`PerformancePose`), from which the same kinematics as one video's a
 
 The steps (docs/pose.md, "Two phones (3D)"):
 
-1. each view's 2D keypoints (:func:`viddiff.pose.track.estimate_track`, cached per video);
+1. each view's 2D keypoints (:func:`viddiff.pose.track.estimate_track`, cached per video), of the same person in
+   every view where ``pose.subject`` is ``auto`` (:mod:`viddiff.pose.joint_subject`);
 2. each extra view's offset in time against the main view (:mod:`viddiff.pose.sync`): given, from the sound, or
    from the motion; its keypoints are then read at the main view's sample times (linear between its own samples);
 3. left and right labelled alike in every view, per frame and limb group, whichever view is the main one: the
@@ -42,6 +43,7 @@ from viddiff.pose.calibration import Camera, CalibrationError
 from viddiff.pose.calibration_error import calibration_parts
 from viddiff.pose.facing import circular_median, wrap_degrees
 from viddiff.pose.filtering import CUTOFF_HZ, butterworth
+from viddiff.pose.joint_subject import choose_jointly
 from viddiff.pose.kinematics import Kinematics, resolve_sides
 from viddiff.pose.kinematics3d import compute_kinematics_3d, labels_against_facing
 from viddiff.pose.skeleton import INDEX, LOWER_LIMBS, SWAP, UPPER_LIMBS
@@ -209,12 +211,16 @@ def estimate_performance(
     """The performance's 3D body from its views (the main video first) and their cameras, in the same order.
 
     ``offsets``: each extra view's offset in seconds when known (else found: from the sound when ``sources``,
-    the video files, all have an audio track, otherwise from the motion; :mod:`viddiff.pose.sync`)."""
+    the video files, all have an audio track, otherwise from the motion; :mod:`viddiff.pose.sync`). With
+    ``subject`` ``auto``, the measured person is chosen across the views (:mod:`viddiff.pose.joint_subject`)."""
     if len(views) < 2:
         raise CalibrationError("a 3D performance needs at least two views")
     if len(cameras) != len(views):
         raise CalibrationError(f"{len(views)} videos need {len(views)} calibrated cameras; the calibration has {len(cameras)}")
-    tracks = [estimate_track(view, estimator, cache, subject) for view in views]
+    if subject == "auto":  # the same person in every view (an explicit rule is the user's, per view)
+        tracks = choose_jointly(views, cameras, estimator, offsets, cache, max_offset_s=max_offset_s)
+    else:
+        tracks = [estimate_track(view, estimator, cache, subject) for view in views]
     fitted = [camera.fitted_to(track.width, track.height) for camera, track in zip(cameras, tracks)]
     sync = synchronise(tracks, fitted, views, offsets=offsets, sources=sources, max_offset_s=max_offset_s)
     return triangulate_performance(tracks, fitted, sync, triangulation_errors=triangulation_errors)

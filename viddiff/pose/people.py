@@ -255,14 +255,18 @@ class Subject:
     info: SubjectInfo
     unclear: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     """(T,) frames in which someone found could not be told apart from another person (left to nobody)."""
+    scores: dict[int, float] = field(default_factory=dict)
+    """Each candidate identity's score by the rule (higher: chosen first), for choosing across views
+    (:mod:`viddiff.pose.joint_subject`)."""
 
 
 def choose_subject(
     people: Sequence[Sequence[Person]], times_s: np.ndarray, width: int, height: int, rule: str = "auto",
-    *, counted: bool = True,
+    *, counted: bool = True, identity: Optional[int] = None,
 ) -> Subject:
     """The subject by ``rule`` (:data:`RULES`), followed over time. ``counted=False``: the estimator looks for one
-    person only, so how many people were in view is unknown (the rule then says so)."""
+    person only, so how many people were in view is unknown (the rule then says so). ``identity``: measure this
+    identity (a key of :attr:`Subject.scores`) instead of the rule's choice (a choice made across views)."""
     if rule not in RULES:
         raise ValueError(f"pose.subject={rule!r}: expected one of {', '.join(RULES)}")
     times_s = np.asarray(times_s, dtype=np.float64)
@@ -275,7 +279,9 @@ def choose_subject(
             if k >= 0:
                 frames_of.setdefault(k, []).append((t, i))
     member = np.full(n, -1, dtype=np.int64)
-    chosen, runner_up = _best(frames_of, people, width, height, rule)
+    chosen, runner_up, scores = _best(frames_of, people, width, height, rule)
+    if identity is not None:
+        chosen = identity if identity in frames_of else None
     if chosen is not None:
         for k in _continuations(chosen, frames_of, people, times_s):
             for t, i in frames_of[k]:
@@ -294,7 +300,7 @@ def choose_subject(
         people_max=int(counts.max()) if n else 0, frames_with_others=int((others > 0).sum()), rule=words,
         position=position, identity_gaps=int(identity_gap.sum()), runner_up=runner_up if counted else None,
     )
-    return Subject(member=member, identity_gap=identity_gap, people=counts, info=info, unclear=ids.ambiguous)
+    return Subject(member=member, identity_gap=identity_gap, people=counts, info=info, unclear=ids.ambiguous, scores=scores)
 
 
 def activity(persons: Sequence[Person]) -> float:
@@ -319,11 +325,11 @@ def activity(persons: Sequence[Person]) -> float:
 
 def _best(
     frames_of: dict[int, list[tuple[int, int]]], people, width: int, height: int, rule: str
-) -> tuple[Optional[int], Optional[float]]:
-    """The chosen identity, and the runner-up's score as a share of its score (``None``: nobody else, or a
-    positional rule)."""
+) -> tuple[Optional[int], Optional[float], dict[int, float]]:
+    """The chosen identity, the runner-up's score as a share of its score (``None``: nobody else, or a
+    positional rule), and every candidate's score."""
     if not frames_of:
-        return None, None
+        return None, None, {}
     def centrality(p: Person) -> float:
         """1 at the centre, 0 in a corner: the offset as fractions of the half width and half height (a person at
         the side of a portrait frame is off-centre, however few pixels that is)."""
@@ -346,9 +352,10 @@ def _best(
         candidates = [k for k in candidates if len(frames_of[k]) >= longest / 4]
     scores = sorted(((score(k), k) for k in candidates), reverse=True)
     best_score, best = scores[0]
+    every = {k: s for s, k in scores}
     if rule in ("left", "right") or len(scores) < 2 or best_score <= 0:
-        return best, None
-    return best, round(scores[1][0] / best_score, 3)
+        return best, None, every
+    return best, round(scores[1][0] / best_score, 3), every
 
 
 def describe_subject(info: SubjectInfo) -> str:

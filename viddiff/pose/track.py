@@ -24,7 +24,7 @@ from viddiff.pose.absence import absence_counts, absence_reasons
 from viddiff.pose.estimators import PoseEstimator
 from viddiff.pose.facing import facing_per_frame
 from viddiff.pose.kinematics import Kinematics, compute_kinematics
-from viddiff.pose.people import Person, choose_subject
+from viddiff.pose.people import Person, Subject, choose_subject
 from viddiff.pose.skeleton import JOINTS
 from viddiff.schema import SubjectInfo
 
@@ -109,6 +109,17 @@ def frames_digest(frames: np.ndarray) -> str:
     return digest.hexdigest()
 
 
+@dataclass(frozen=True)
+class FoundPeople:
+    """Everyone found in each sampled frame of one video, in the pixels of the frames as read."""
+
+    people: list[list[Person]]
+    width: int
+    height: int
+    counted: bool
+    """Whether the estimator looks for everyone (``False``: it follows one person; how many were in view is unknown)."""
+
+
 def estimate_track(
     video: "VideoFrames", estimator: PoseEstimator, cache: Optional["Cache"] = None, subject: str = "auto"
 ) -> PoseTrack:
@@ -116,21 +127,32 @@ def estimate_track(
     estimator never sees these frames twice); ``subject`` is the ``pose.subject`` rule (:data:`viddiff.pose.people.RULES`).
     Frames shrunk as they were decoded (``pose.max_side``) are estimated as they are, and the keypoints given in
     the pixels of the frames as read (``video.size``)."""
+    found = find_people(video, estimator, cache)
+    return track_of(video, estimator, found, choose_subject(found.people, video.times_s, found.width, found.height,
+                                                            subject, counted=found.counted))
+
+
+def find_people(video: "VideoFrames", estimator: PoseEstimator, cache: Optional["Cache"] = None) -> FoundPeople:
+    """Everyone :func:`estimate_people` finds, scaled to the pixels of the frames as read (``video.size``)."""
     frames = video.frames
     height, width = (int(frames.shape[1]), int(frames.shape[2])) if frames.ndim == 4 else (0, 0)
-    label = describe(estimator)
     people = estimate_people(video, estimator, cache)
     if frames.ndim == 4 and video.size != (width, height):  # shrunk as decoded (pose.max_side): the pixels read
         scale = np.array(video.size, dtype=np.float64) / (width, height)
         people = [[Person(xy=p.xy * scale, confidence=p.confidence, world=p.world) for p in found] for found in people]
         width, height = video.size
-    times_s = np.asarray(video.times_s, dtype=np.float64)
     counted = hasattr(estimator, "estimate_people") and getattr(estimator, "multi_person", True)
-    chosen = choose_subject(people, times_s, width, height, subject, counted=counted)
+    return FoundPeople(people=people, width=width, height=height, counted=counted)
+
+
+def track_of(video: "VideoFrames", estimator: PoseEstimator, found: FoundPeople, chosen: Subject) -> PoseTrack:
+    """The track of the person ``chosen`` (:func:`viddiff.pose.people.choose_subject`) among ``found``."""
+    people, n = found.people, len(found.people)
+    times_s = np.asarray(video.times_s, dtype=np.float64)
     dropped = absence_counts(absence_reasons(chosen, people, times_s))
-    xy, confidence = np.full((len(frames), len(JOINTS), 2), np.nan), np.zeros((len(frames), len(JOINTS)))
+    xy, confidence = np.full((n, len(JOINTS), 2), np.nan), np.zeros((n, len(JOINTS)))
     has_world = any(p.world is not None for found_t in people for p in found_t)
-    world = np.full((len(frames), len(JOINTS), 3), np.nan) if has_world else None
+    world = np.full((n, len(JOINTS), 3), np.nan) if has_world else None
     for t in np.flatnonzero(chosen.member >= 0):
         person = people[t][chosen.member[t]]
         xy[t], confidence[t] = person.xy, person.confidence
@@ -139,7 +161,7 @@ def estimate_track(
     given = set(getattr(estimator, "joints", JOINTS))
     return PoseTrack(
         xy=xy, confidence=confidence, frame_indices=np.asarray(video.frame_indices, dtype=np.int64),
-        times_s=times_s, width=width, height=height, estimator=label,
+        times_s=times_s, width=found.width, height=found.height, estimator=describe(estimator),
         estimated=np.array([joint in given for joint in JOINTS]), people=chosen.people,
         subject=chosen.info.model_copy(update={"dropped": dropped}),
         world_xyz=world, identity_gap=chosen.identity_gap,
