@@ -21,10 +21,14 @@ extra CPU time with pose over without (target: at most 100%). ``--second-look-ev
 second look on every frame (as before) and at its default rate, in the same run; ``--max-side 0 960`` the pose
 frames at the size read (as before) and scaled to ``pose.max_side`` 960 (the default), in the same run;
 ``--read separate shared`` the pose frames decoded again after the mapping call (as before) and decoded with the
-method's own frames, one decode per video (the default), in the same run.
+method's own frames, one decode per video (the default), in the same run; ``--detect-every 0 0.25`` BlazePose's
+detector on every frame (the default) and at most every 0.25 s with the people followed in between;
+``--repeat 3`` runs each comparison three times, alternating, and prints the medians (CPU times on a shared
+machine move by tens of per cent from run to run).
 
 Usage: python bench/pose.py [--clips DIR] [--latency 1.0] [--compare-only] [--pose-fps 15] [--second-look-every 0 0.25]
-       [--max-side 0 960] [--read separate shared] [--rtmpose-det F.onnx --rtmpose-pose F.onnx]
+       [--max-side 0 960] [--read separate shared] [--detect-every 0 0.25] [--real-only] [--repeat 3]
+       [--rtmpose-det F.onnx --rtmpose-pose F.onnx]
 """
 
 from __future__ import annotations
@@ -116,12 +120,14 @@ def part_one(clips: list[Path], task: Path, det: Optional[str], pose: Optional[s
 def compare_time(
     videos: tuple[Path, Path], base_url: str, cache: Path, pose: bool, stages, pose_fps: Optional[float] = None,
     second_look_every_s: Optional[float] = None, max_side: Optional[int] = None, shared_read: bool = True,
+    detect_every_s: Optional[float] = None,
 ) -> dict[str, float]:
     overrides = [f"endpoints.default.base_url={base_url}", "localizer.clip.pretrained=null", "localizer.clip.device=cpu",
                  f"cache.path={cache}", f"pose.evidence={str(pose).lower()}"]
     overrides += [f"pose.fps={pose_fps}"] if pose_fps else []
     overrides += [f"pose.blazepose.second_look_every_s={second_look_every_s}"] if second_look_every_s is not None else []
     overrides += [f"pose.max_side={max_side or 'null'}"] if max_side is not None else []
+    overrides += [f"pose.blazepose.detect_every_s={detect_every_s}"] if detect_every_s is not None else []
     cfg = load_config(ROOT / "configs" / "cpu-fast.yaml", overrides)
     embedder = stages.TimedEmbedder(cfg.localizer.clip)
     embedder.embed_images(np.zeros((1, 8, 8, 3), np.uint8))  # model built outside the comparison
@@ -167,14 +173,14 @@ def looped_clip(source: Path, out: Path, seconds: float = 10.0) -> Path:
 
 def part_two(
     latency: float, root: Path, base_url: str, pose_rates: list[float], second_looks: list[float], max_sides: list[int],
-    real_too: bool, reads: list[str],
+    real_too: bool, reads: list[str], detect_every: list[float], synthetic_too: bool = True, repeat: int = 1,
 ) -> None:
     stages = _stages_module()
     params = stages.sample_pair(stages.ACTIONS[0], np.random.default_rng(0))
     synthetic = (root / "a.mp4", root / "b.mp4")
     for i, (path, p) in enumerate(zip(synthetic, params)):
         stages.write_clip(path, p, seed=i)
-    pairs = [("bench/stages.py's two 10-s synthetic squats", synthetic)]
+    pairs = [("bench/stages.py's two 10-s synthetic squats", synthetic)] if synthetic_too else []
     if real_too:
         real = CLIPS[0]
         slowed = write_video(root / "slowed.mp4", read_video(real).frames, fps=40, options={"crf": "18"})
@@ -182,21 +188,32 @@ def part_two(
         long_pair = tuple(looped_clip(clip, root / f"long_{clip.stem}.mp4") for clip in (CLIPS[0], CLIPS[1]))
         pairs.append(("real 10-s 1080x1920 pair (cam01, cam02 looped)", long_pair))
     print(f"\nPart 2: viddiff compare, cpu-fast preset, 3 statements, {latency:.1f} s per model call, CLIP at 4 fps")
-    print(f"{'videos':<44} {'pose.fps':>8} {'2nd look':>8} {'max side':>8} {'read':>8} {'without pose':>13} {'with pose':>10} {'pose step':>10} "
+    print(f"{'videos':<44} {'pose.fps':>8} {'2nd look':>8} {'max side':>8} {'read':>8} {'detect':>7} {'without pose':>13} {'with pose':>10} {'pose step':>10} "
           f"{'pose share':>11} {'CPU s without/with':>19} {'CPU share':>10}")
     for label, videos in pairs:
         tag = label.split()[0]
         compare_time(videos, base_url, root / f"{tag}-warm-up.sqlite", True, stages)  # one-time imports and set-up
-        plain = compare_time(videos, base_url, root / f"{tag}-plain.sqlite", False, stages)
-        for rate, every, side, read in ((r, e, m, d) for r in pose_rates for e in second_looks for m in max_sides for d in reads):
-            posed = compare_time(
-                videos, base_url, root / f"{tag}-pose-{rate}-{every}-{side}-{read}.sqlite", True, stages, rate, every, side,
-                shared_read=read == "shared",
-            )
+        settings = [(r, e, m, d, k) for r in pose_rates for e in second_looks for m in max_sides for d in reads for k in detect_every]
+        plains: list[dict[str, float]] = []
+        poseds: dict[tuple, list[dict[str, float]]] = {setting: [] for setting in settings}
+        for run in range(repeat):  # alternating, each with a fresh cache: the machine's other load hits all alike
+            plains.append(compare_time(videos, base_url, root / f"{tag}-plain-{run}.sqlite", False, stages))
+            for rate, every, side, read, detect in settings:
+                poseds[(rate, every, side, read, detect)].append(compare_time(
+                    videos, base_url, root / f"{tag}-pose-{rate}-{every}-{side}-{read}-{detect}-{run}.sqlite", True, stages,
+                    rate, every, side, shared_read=read == "shared", detect_every_s=detect,
+                ))
+        plain = _median(plains)
+        for (rate, every, side, read, detect), runs in poseds.items():
+            posed = _median(runs)
             share = (posed["whole"] - plain["whole"]) / plain["whole"]
             cpu_share = (posed["cpu"] - plain["cpu"]) / plain["cpu"]
-            print(f"{label:<44} {rate:>8g} {every:>7g}s {side or 'full':>8} {read:>8} {plain['whole']:>12.1f}s {posed['whole']:>9.1f}s "
+            print(f"{label:<44} {rate:>8g} {every:>7g}s {side or 'full':>8} {read:>8} {detect:>6g}s {plain['whole']:>12.1f}s {posed['whole']:>9.1f}s "
                   f"{posed['pose']:>9.1f}s {share:>10.0%} {plain['cpu']:>9.1f}/{posed['cpu']:<8.1f} {cpu_share:>9.0%}", flush=True)
+
+
+def _median(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {key: float(np.median([run[key] for run in runs])) for key in runs[0]}
 
 
 def main() -> None:
@@ -215,7 +232,11 @@ def main() -> None:
     parser.add_argument("--read", nargs="+", default=["shared"], choices=["shared", "separate"],
                         help="pose frames decoded with the method's own (shared, the default) or again after the "
                         "mapping call (separate, as before); part 2")
+    parser.add_argument("--detect-every", type=float, nargs="+", default=[0.0],
+                        help="pose.blazepose.detect_every_s values to time (part 2; 0 = the detector on every frame, the default)")
     parser.add_argument("--synthetic-only", action="store_true", help="part 2 on the synthetic pair only")
+    parser.add_argument("--real-only", action="store_true", help="part 2 on the real pairs only")
+    parser.add_argument("--repeat", type=int, default=1, help="alternating runs of each comparison (part 2; medians shown)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     os.environ.setdefault("OPENAI_API_KEY", "dummy")
@@ -227,7 +248,8 @@ def main() -> None:
         if not args.skip_compare:
             with FakeOpenAIServer(ScriptedModel(), latency_s=args.latency) as server:
                 part_two(args.latency, root, server.base_url, args.pose_fps, args.second_look_every, args.max_side,
-                         not args.synthetic_only, args.read)
+                         not args.synthetic_only, args.read, args.detect_every, synthetic_too=not args.real_only,
+                         repeat=args.repeat)
 
 
 if __name__ == "__main__":

@@ -28,12 +28,13 @@ It prints:
 6. identical movement: the athlete of the single take against the same camera of the two-person take (the
    same movement; only the second person and the encoding differ): a/b answers.
 
-Pose runs go through the project's default estimator and kinematics settings and are cached in --work.
+Pose runs go through the project's default estimator and kinematics settings (``--set`` changes them, e.g.
+``--set pose.blazepose.detect_every_s=0`` for BlazePose's detector on every frame) and are cached in --work.
 
 With ``--two-view``, it prints instead the same known-difference and identical-movement checks for performances
 filmed by two calibrated phones (3D), through the product's evidence (``bench/pose_two_view_differences.py``).
 
-Usage: python bench/pose_accuracy.py [--clips-dir DIR] [--work DIR] [--markdown FILE] [--two-view]
+Usage: python bench/pose_accuracy.py [--clips-dir DIR] [--work DIR] [--markdown FILE] [--two-view] [--set KEY=VALUE]
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from typing import Optional
 import numpy as np
 
 from viddiff.cache import Cache
-from viddiff.config import PoseConfig
+from viddiff.config import PoseConfig, load_config
 from viddiff.pose.calibration import Camera, read_qca
 from viddiff.pose.estimators import build_pose_estimator
 from viddiff.pose.kinematics import ANGLES, compute_kinematics, joint_angle, smooth
@@ -649,6 +650,9 @@ def main() -> None:
     parser.add_argument("--markdown", type=Path)
     parser.add_argument("--two-view", action="store_true",
                         help="known differences and identical movement from two calibrated views (3D) instead")
+    parser.add_argument("--set", dest="sets", action="append", default=[],
+                        help="config overrides, e.g. pose.blazepose.detect_every_s=0 (the estimator's settings are part "
+                        "of the pose cache's keys)")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     if args.two_view:
@@ -661,7 +665,7 @@ def main() -> None:
             args.markdown.write_text(text + "\n")
         return
     started = time.perf_counter()
-    cfg = PoseConfig()
+    cfg = load_config(None, args.sets).pose
     margins = cfg.margins.model_dump()
     views, rules = load_views(args.clips_dir, Cache(args.work / "pose.sqlite"), cfg)
     truth = build_truth(views["single"], cfg.smoothing_frames)

@@ -48,7 +48,7 @@ import numpy as np
 
 from viddiff.api import build_sample
 from viddiff.cache import Cache
-from viddiff.config import Config, PoseConfig, load_config
+from viddiff.config import Config, load_config
 from viddiff.methods import get_method
 from viddiff.pose.estimators import build_pose_estimator
 from viddiff.pose.people import describe_subject
@@ -390,7 +390,7 @@ async def measure_all(
     finally:
         for method in methods.values():
             await method.aclose()
-    estimator = build_pose_estimator(PoseConfig())
+    estimator = build_pose_estimator(cfgs["equal stages"].pose)  # the defaults, with --set's overrides
     cache = Cache(work / "people.sqlite")
     wide = side_by_side(clips.crowd, clips.crowd, work / "variants" / "wide_1768x498.mp4")
     half = resized_copy(clips.crowd, work / "variants" / "half_884x498.mp4", 884, 498)

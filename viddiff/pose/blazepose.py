@@ -14,7 +14,10 @@ frame on its own (IMAGE mode), then looks again where it found little (docs/pose
 found are masked out and the frame searched a second time (the detector often returns one person of two), and
 a frame much wider or taller than square in which nobody, or only someone small, was found is searched in
 square crops (the model sees a 256×256 letterboxed copy, where people in a 1768×498 frame are a few pixels
-tall). ``max_people: 1`` is the single-person tracker of before (the legacy API where installed).
+tall). With ``pose.blazepose.detect_every_s`` above 0, those full looks run at most that often and the people
+found are followed by the landmark model alone in between (:mod:`viddiff.pose.blazepose_follow`), where the
+installed package allows it.
+``max_people: 1`` is the single-person tracker of before (the legacy API where installed).
 
 Frames are always handed over C-contiguous: MediaPipe reads a strided array (PyAV pads some row widths)
 wrongly, the official package without any error.
@@ -38,6 +41,7 @@ import numpy as np
 
 from viddiff.config import BLAZEPOSE_TASK_URL
 from viddiff.errors import PoseUnavailableError
+from viddiff.pose.blazepose_follow import LandmarkFollower, Roi, follower_available, roi_of
 from viddiff.pose.estimators import INSTALL_HINT, empty_keypoints, missing_package
 from viddiff.pose.native_logs import native_stderr_to_debug
 from viddiff.pose.people import Person, body_box, largest_first, without_duplicates
@@ -83,6 +87,11 @@ class BlazePose:
             if not self.model_path.is_file():
                 raise PoseUnavailableError(f"pose.blazepose.model_path={self.cfg.model_path}: no such file; give a .task model")
             self._model_sha = _file_sha256(self.model_path)
+        # following needs the landmark model the Tasks bundle holds: the packed bundled Full model
+        self.follows = (
+            self.multi_person and self.cfg.detect_every_s > 0 and self.model_path is not None
+            and self.model_path.name == BUNDLED_TASK and follower_available(mediapipe)
+        )
 
     def settings(self) -> dict[str, Any]:
         settings: dict[str, Any] = {
@@ -97,6 +106,8 @@ class BlazePose:
                 settings["second_look_every_s"] = self.cfg.second_look_every_s
             if self.cfg.crop_search:
                 settings["small_person"] = self.cfg.small_person
+            if self.follows:
+                settings["detect_every_s"] = self.cfg.detect_every_s
         elif not self.cfg.static_image_mode:
             settings["min_tracking_confidence"] = self.cfg.min_tracking_confidence
         if self.api == "legacy":
@@ -166,7 +177,11 @@ class BlazePose:
         last_ms = -1
         looks = _SecondLooks(cfg.second_look_every_s)
         # MediaPipe logs at construction and on some later frames (a non-square crop): the whole run is captured
-        with native_stderr_to_debug(), vision.PoseLandmarker.create_from_options(options) as landmarker:
+        with native_stderr_to_debug(), contextlib.ExitStack() as stack:
+            landmarker = stack.enter_context(vision.PoseLandmarker.create_from_options(options))
+            if self.follows:
+                follower = stack.enter_context(LandmarkFollower(mp))
+                return _Following(self, landmarker, follower, looks).run(frames, times_s)
             for frame, time_s in zip(frames, times_s):
                 if video_mode:
                     last_ms = max(last_ms + 1, round(float(time_s) * 1000))  # must increase strictly
@@ -206,6 +221,54 @@ class BlazePose:
         else:
             looks.skipped(len(found))
         return largest_first(found)[: cfg.max_people]
+
+
+class _Following:
+    """Everyone, frame by frame: a full look (:meth:`BlazePose._everyone`: the detector, the second look, the crop
+    search) when one is due, and in between each person found on the frame before followed by the landmark model
+    alone (:mod:`viddiff.pose.blazepose_follow`). A full look is due on the first frame, ``detect_every_s`` after
+    the last one, and on any frame where someone followed was lost (or two followed regions met on one person),
+    so that whoever the follower loses is looked for at once, and whoever came into view is found within
+    ``detect_every_s``."""
+
+    def __init__(self, estimator: "BlazePose", landmarker, follower: LandmarkFollower, looks: "_SecondLooks"):
+        self.estimator, self.landmarker, self.follower, self.looks = estimator, landmarker, follower, looks
+        self.every_s = estimator.cfg.detect_every_s
+
+    def run(self, frames: Sequence[np.ndarray], times_s: Sequence[float]) -> list[list[Person]]:
+        people: list[list[Person]] = []
+        rois: list[Roi] = []
+        last_look_s: Optional[float] = None
+        for frame, time_s in zip(frames, times_s):
+            time_s = float(time_s)
+            due = last_look_s is None or not rois or time_s - last_look_s >= self.every_s - 1e-9
+            followed = None if due else self._follow(np.ascontiguousarray(frame), rois)
+            if followed is None:
+                found = self.estimator._everyone(self.landmarker, frame, time_s, self.looks)
+                rois = [roi for roi in map(roi_of, found) if roi is not None]
+                rois = rois if len(rois) == len(found) else []  # someone who cannot be followed: look again
+                last_look_s = time_s
+            else:
+                found, rois = followed
+            people.append(found)
+        return people
+
+    def _follow(self, frame: np.ndarray, rois: list[Roi]) -> Optional[tuple[list[Person], list[Roi]]]:
+        """Everyone followed into ``frame``, largest first, with their next ROIs; ``None`` if anyone was lost."""
+        height, width = frame.shape[:2]
+        found: list[tuple[Person, Roi]] = []
+        for roi in rois:
+            result = self.follower.follow(frame, roi)
+            if result is None:
+                return None
+            landmarks, world, next_roi = result
+            found.append((_person(landmarks, world, width, height), next_roi))
+        kept = without_duplicates([person for person, _ in found])
+        if len(kept) < len(found):
+            return None
+        ordered = largest_first(kept)
+        next_rois = {id(person): roi for person, roi in found}
+        return ordered, [next_rois[id(person)] for person in ordered]
 
 
 class _SecondLooks:
