@@ -82,6 +82,8 @@ from viddiff.pose.track import PoseTrack, estimate_track
 from viddiff.schema import MeasurementSpec
 from viddiff.video import read_video
 
+from pose_statements import QUANTITY_SIDES, STATISTICS, take_windows  # noqa: E402 (bench/)
+
 DEFAULT_CLIPS_DIR = Path(os.environ.get("VIDDIFF_POSE_CLIPS", "/work/scratch/pose2sim"))
 TAKE = "Pose2Sim/Demo_SinglePerson"
 OTHER_TAKE = "Pose2Sim/Demo_MultiPerson"
@@ -89,13 +91,6 @@ OTHER_TAKE = "Pose2Sim/Demo_MultiPerson"
 frame for frame), encoded apart: a held-out take for the intervals."""
 CAMERAS = ("cam01", "cam02", "cam03", "cam04")
 JOINTS = ("knee", "hip", "elbow")
-QUANTITY_SIDES = {
-    "knee_angle": ("left", "right", "both"), "hip_angle": ("left", "right", "both"),
-    "elbow_angle": ("left", "right", "both"), "shoulder_angle": ("left", "right", "both"),
-    "ankle_angle": ("left", "right", "both"), "trunk_lean": ("none",), "stance_width": ("none",),
-    "grip_width": ("none",), "hip_height": ("none",), "wrist_height": ("left", "right"),
-}
-STATISTICS = ("mean", "min", "max", "range")
 CUTS = (0, 12, 30)
 GIVEN = SyncInfo(offsets=())
 TARGETS = (0.9, 0.95, 0.975, 0.99)
@@ -159,15 +154,6 @@ def kinematics_of(points: np.ndarray, performance: PerformancePose, cfg: PoseCon
                                  width=performance.width, height=performance.height, min_confidence=cfg.min_confidence)
 
 
-def windows(times: np.ndarray) -> dict[str, tuple[float, float]]:
-    step = float(np.median(np.diff(times)))
-    end = float(times[-1] + step)
-    out = {"whole": (0.0, end)}
-    out.update({f"half {k + 1}": (end * k / 2, end * (k + 1) / 2) for k in range(2)})
-    out.update({f"third {k + 1}": (end * k / 3, end * (k + 1) / 3) for k in range(3)})
-    return out
-
-
 def settings_of(cfg: PoseConfig) -> Settings:
     return Settings(min_coverage=cfg.min_coverage, min_frames=cfg.min_frames, min_seconds=cfg.min_seconds,
                     robust_window_s=cfg.robust_window_s, smoothing_frames=cfg.smoothing_frames,
@@ -182,7 +168,7 @@ def statistic_records(pair: PerformancePose, kin: Kinematics, truth: Kinematics,
     scale = pair.part_scale.factor if scale_parts else 1.0
     sight_scale = PartScale(sight_deg=pair.part_scale.sight_deg, limb_share=1.0).factor
     step = float(np.median(np.diff(pair.times_s)))
-    for name, window in windows(pair.times_s).items():
+    for name, window in take_windows(pair.times_s).items():
         def video(k: Kinematics) -> VideoMeasures:
             return VideoMeasures(windows=np.array([window]), frame_indices=pair.frame_indices, times_s=pair.times_s,
                                  kinematics=k, frame_step_s=step, view=pair.view(), triangulation_errors={})

@@ -63,28 +63,16 @@ from viddiff.pose.statistics import inside, read_statistic, running_median, wind
 from viddiff.pose.track import PoseTrack, estimate_track
 from viddiff.pose.triangulation import reprojection_errors, triangulate
 from viddiff.pose.view import comparable_views, estimate_view
-from viddiff.pose.vocabulary import QUANTITIES
 from viddiff.schema import Evidence, MeasurementSpec
 from viddiff.video import read_video
+
+from pose_statements import CLEAR, QUANTITY_SIDES, STATISTICS, is_clear, take_windows, unit_kind  # noqa: E402 (bench/)
 
 DEFAULT_CLIPS_DIR = Path(os.environ.get("VIDDIFF_POSE_CLIPS", "/work/scratch/pose2sim"))
 """Where the pose2sim wheel is unpacked (``pip download pose2sim==0.10.49 --no-deps``; unzip)."""
 TAKES = {"single": "Pose2Sim/Demo_SinglePerson", "two-person": "Pose2Sim/Demo_MultiPerson"}
 CAMERAS = ("cam01", "cam02", "cam03", "cam04")
 MAX_ERROR_PX = 25.0
-QUANTITY_SIDES = {
-    "knee_angle": ("left", "right", "both"), "hip_angle": ("left", "right", "both"),
-    "elbow_angle": ("left", "right", "both"), "shoulder_angle": ("left", "right", "both"),
-    "ankle_angle": ("left", "right", "both"), "trunk_lean": ("none",), "stance_width": ("none",), "grip_width": ("none",),
-    "hip_height": ("none",), "wrist_height": ("left", "right"),
-}
-STATISTICS = ("mean", "min", "max", "range")
-CLEAR = {"°": 10.0, "body": 0.2}
-"""A clear difference: the 3D truth differs by at least this (degrees; body units) and by more than its noise."""
-
-
-def unit_kind(quantity: str) -> str:
-    return "°" if QUANTITIES[quantity].unit == "°" else "body"
 
 
 # --------------------------------------------------------------------------- reading
@@ -266,16 +254,6 @@ def picture_series(camera: Camera, points: np.ndarray, times: np.ndarray) -> dic
 # --------------------------------------------------------------------------- measuring
 
 
-def scopes(times: np.ndarray) -> dict[str, tuple[float, float]]:
-    """The whole take, its halves and its thirds, in seconds."""
-    step = float(np.median(np.diff(times)))
-    end = float(times[-1] + step)
-    out = {"whole": (0.0, end)}
-    out.update({f"half {k + 1}": (end * k / 2, end * (k + 1) / 2) for k in range(2)})
-    out.update({f"third {k + 1}": (end * k / 3, end * (k + 1) / 3) for k in range(3)})
-    return out
-
-
 def settings_of(cfg: PoseConfig) -> Settings:
     return Settings(
         min_coverage=cfg.min_coverage, min_frames=cfg.min_frames, min_seconds=cfg.min_seconds,
@@ -339,7 +317,7 @@ def collect(views: dict[str, list[View]], truth: Truth, truths: TruthStatistics,
     for take, take_views in views.items():
         for view in take_views:
             pictured = picture_series(view.camera, truth.points, times)
-            windows = scopes(view.track.times_s)
+            windows = take_windows(view.track.times_s)
             measures = {name: video_measures(view, w) for name, w in windows.items()}
             for spec in specs():
                 pic = combined(pictured, spec.quantity, spec.side)
@@ -362,7 +340,7 @@ def collect(views: dict[str, list[View]], truth: Truth, truths: TruthStatistics,
                         "s", spec, measures[first], measures[second], ["whole"], estimator="blazepose", settings=settings))
         # the same camera and window of the other take: the same movement
     for a_view, b_view in zip(views["single"], views["two-person"]):
-        windows = scopes(a_view.track.times_s)
+        windows = take_windows(a_view.track.times_s)
         for name, window in windows.items():
             ma, mb = video_measures(a_view, window), video_measures(b_view, window)
             for spec in specs():
@@ -424,7 +402,7 @@ def view_sweep(truth: Truth, template: Camera, cfg: PoseConfig) -> dict[str, dic
             for side in sides:
                 if side == "both":
                     continue
-                for start, end in scopes(times).values():
+                for start, end in take_windows(times).values():
                     for stat in STATISTICS:
                         a = statistic(combined(pictured, quantity, side), times, start, end, stat, cfg)
                         b = statistic(combined(true, quantity, side), times, start, end, stat, cfg)
@@ -492,7 +470,7 @@ class Pair:
 
     @property
     def clear(self) -> bool:
-        return abs(self.gap) >= CLEAR[unit_kind(self.spec.quantity)] and abs(self.gap) > self.noise
+        return is_clear(self.gap, self.noise, self.spec.quantity)
 
     @property
     def small(self) -> bool:
@@ -502,7 +480,7 @@ class Pair:
 def make_pairs(pairs: dict, truths: TruthStatistics) -> list[Pair]:
     out = []
     for (take, camera, first, second, _), (spec, ev) in pairs.items():
-        windows = scopes(truths.times)
+        windows = take_windows(truths.times)
         (ta, na), (tb, nb) = truths(spec, windows[first]), truths(spec, windows[second])
         if take != "identical" and np.isfinite(tb - ta):
             out.append(Pair(take, camera, spec, ev, tb - ta, math.hypot(na, nb)))

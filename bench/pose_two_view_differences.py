@@ -60,8 +60,9 @@ from viddiff.pose.measure import Settings, VideoMeasures, comparison_widths, mea
 from viddiff.pose.multiview import PerformancePose, estimate_performance, triangulate_performance
 from viddiff.pose.setup import write_toml
 from viddiff.pose.sync import SyncError, SyncInfo
-from viddiff.pose.vocabulary import QUANTITIES
 from viddiff.schema import Difference, Evidence, MeasurementSpec, Proposal, Sample, Segmentation, Stage, VideoRef
+
+from pose_statements import QUANTITY_SIDES, STATISTICS, is_clear, unit_kind  # noqa: E402 (bench/)
 
 TAKES = {"single": "Pose2Sim/Demo_SinglePerson", "two-person": "Pose2Sim/Demo_MultiPerson"}
 CAMERAS = ("cam01", "cam02", "cam03", "cam04")
@@ -70,14 +71,6 @@ FRAMES = 100
 WINDOWS = {"whole": (0, 100), "half 1": (0, 50), "half 2": (50, 100), "third 1": (0, 33), "third 2": (33, 66),
            "third 3": (66, 100)}
 KNOWN = [("half 1", "half 2"), ("third 1", "third 2"), ("third 1", "third 3"), ("third 2", "third 3")]
-QUANTITY_SIDES = {
-    "knee_angle": ("left", "right", "both"), "hip_angle": ("left", "right", "both"),
-    "elbow_angle": ("left", "right", "both"), "shoulder_angle": ("left", "right", "both"),
-    "ankle_angle": ("left", "right", "both"), "trunk_lean": ("none",), "stance_width": ("none",),
-    "grip_width": ("none",), "hip_height": ("none",), "wrist_height": ("left", "right"),
-}
-STATISTICS = ("mean", "min", "max", "range")
-CLEAR = {"°": 10.0, "body": 0.2}
 SYNCS = ("motion", "given")
 VERDICTS = ("hit", "reversed", "same", "not comparable", "uncertain", "not measured")
 TARGET = 0.985
@@ -85,10 +78,6 @@ TARGET = 0.985
 
 Side = Union[PerformancePose, str]
 """A performance, or why the product measured none (a refused synchronisation)."""
-
-
-def unit_kind(quantity: str) -> str:
-    return "°" if QUANTITIES[quantity].unit == "°" else "body"
 
 
 def specs() -> list[MeasurementSpec]:
@@ -224,7 +213,7 @@ class Statement:
 
     @property
     def clear(self) -> bool:
-        return abs(self.gap) >= CLEAR[unit_kind(self.spec.quantity)] and abs(self.gap) > self.noise
+        return is_clear(self.gap, self.noise, self.spec.quantity)
 
     @property
     def verdict(self) -> str:
