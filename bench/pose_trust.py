@@ -48,7 +48,7 @@ import numpy as np
 
 from viddiff.api import build_sample
 from viddiff.cache import Cache
-from viddiff.config import Config, load_config
+from viddiff.config import Config, PoseConfig, load_config
 from viddiff.methods import get_method
 from viddiff.pose.estimators import build_pose_estimator
 from viddiff.pose.people import describe_subject
@@ -390,7 +390,8 @@ async def measure_all(
     finally:
         for method in methods.values():
             await method.aclose()
-    estimator = build_pose_estimator(cfgs["equal stages"].pose)  # the defaults, with --set's overrides
+    pose = cfgs["equal stages"].pose  # the defaults, with --set's overrides
+    estimator = build_pose_estimator(pose)
     cache = Cache(work / "people.sqlite")
     wide = side_by_side(clips.crowd, clips.crowd, work / "variants" / "wide_1768x498.mp4")
     half = resized_copy(clips.crowd, work / "variants" / "half_884x498.mp4", 884, 498)
@@ -398,7 +399,6 @@ async def measure_all(
             for p in (*clips.people, clips.crowd)]
     rows += [people_row("Sports2D demo at 884x498", half, estimator, cache, IN_VIEW_S[CROWD]),
              people_row("two 884x498 halves side by side", wide, estimator, cache, IN_VIEW_S[CROWD])]
-    pose = PoseConfig()
     rows += [people_row(f"{'Sports2D demo' if p == clips.crowd else 'two-person take ' + p.stem}, as the pose evidence "
                         "reads it", p, estimator, cache, IN_VIEW_S[str(p.relative_to(clips.root))], pose)
              for p in (*clips.people, clips.crowd)]
