@@ -177,43 +177,57 @@ def test_missing_video_fails_that_sample_only(synth_dir, tmp_path, offline_sets)
 
 @pytest.mark.slow
 def test_killed_run_resumes_to_identical_predictions(synth_dir, tmp_path, monkeypatch):
-    """SIGKILL a real `viddiff run` process at random points; --resume must finish with the uninterrupted result."""
+    """SIGKILL a real `viddiff run` process at random points; --resume must finish with the uninterrupted result.
+
+    The three kill-and-resume cycles are independent (own output, own cache), so they run side by side while
+    the uninterrupted reference runs in this process (a run's result does not depend on its process)."""
     import random
+    from concurrent.futures import ThreadPoolExecutor
 
     monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
     with FakeOpenAIServer(ScriptedModel(), latency_s=0.15) as server:
 
-        def command(out: Path, cache: Path, *extra: str) -> list[str]:
-            sets = [x for item in offline_overrides(server.base_url, str(cache)) for x in ("--set", item)]
-            return [sys.executable, "-m", "viddiff.cli", "-q", "run", "--dataset", str(synth_dir), "--mode", "closed",
-                    "--output", str(out), "--set", "run.max_samples_in_flight=1", *sets, *extra]
+        def sets(cache: Path) -> list[str]:
+            return [x for item in offline_overrides(server.base_url, str(cache)) for x in ("--set", item)]
 
-        reference = tmp_path / "reference"
-        subprocess.run(command(reference, tmp_path / "ref.sqlite"), check=True, capture_output=True, timeout=300)
+        def args(out: Path, cache: Path, *extra: str) -> list[str]:
+            return ["-q", "run", "--dataset", str(synth_dir), "--mode", "closed", "--output", str(out),
+                    "--set", "run.max_samples_in_flight=1", *sets(cache), *extra]
 
         def finished(samples: Path) -> int:
             return samples.read_bytes().count(b"\n") if samples.exists() else 0
 
-        killed_mid_run = 0
-        for seed in range(3):
+        def kill_and_resume(seed: int) -> tuple[Path, bool]:
+            """One cycle: kill at the seed's random point, resume; its output and whether the kill was mid-run."""
             out, cache = tmp_path / f"killed-{seed}", tmp_path / f"k{seed}.sqlite"
+            command = [sys.executable, "-m", "viddiff.cli", *args(out, cache)]
             samples = out / "samples.jsonl"
             rng = random.Random(seed)
             # A random point: after 0, 1 or 2 finished samples, plus a random part of the next one.
             wait_for, extra_s = rng.randrange(3), rng.uniform(0.0, 0.6)
-            proc = subprocess.Popen(command(out, cache), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             deadline = time.time() + 120
             while time.time() < deadline and not ((out / "run.json").exists() and finished(samples) >= wait_for):
                 time.sleep(0.02)
             time.sleep(extra_s)
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
-            killed_mid_run += finished(samples) < 3
+            mid_run = finished(samples) < 3
             resume = ["--resume"] if samples.exists() else []
-            subprocess.run(command(out, cache, *resume), check=True, capture_output=True, timeout=300)
-            assert _predictions(out) == _predictions(reference), f"seed {seed}"
-            keys = [SampleResult.model_validate_json(l).sample_key for l in samples.read_bytes().splitlines()]
-            assert len(keys) == len(set(keys)) == 3, f"seed {seed}"
+            subprocess.run([*command, *resume], check=True, capture_output=True, timeout=300)
+            return out, mid_run
+
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            cycles = [pool.submit(kill_and_resume, seed) for seed in range(3)]
+            reference = tmp_path / "reference"
+            assert main(args(reference, tmp_path / "ref.sqlite")) == 0
+            outcomes = [cycle.result() for cycle in cycles]
+    killed_mid_run = 0
+    for seed, (out, mid_run) in enumerate(outcomes):
+        killed_mid_run += mid_run
+        assert _predictions(out) == _predictions(reference), f"seed {seed}"
+        keys = [SampleResult.model_validate_json(l).sample_key for l in (out / "samples.jsonl").read_bytes().splitlines()]
+        assert len(keys) == len(set(keys)) == 3, f"seed {seed}"
     assert killed_mid_run >= 1, "at least one kill must land between finished samples"
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -50,12 +51,17 @@ def test_the_port_answers_while_the_models_load_and_readyz_says_when_they_are_lo
 
 
 SLOW_LOADING_SERVE = textwrap.dedent("""
-    import sys, time
+    import os, sys, time
+    from pathlib import Path
     from viddiff.backends.embedders import embedder_factory, register_embedder
     from viddiff.cli import main
 
     def slow_clip(cfg, cache):
-        time.sleep(4)  # models that take a while to load
+        # models that take a while to load: until the test has seen the server answer while they load
+        loaded = Path(os.environ["VIDDIFF_TEST_MODELS_LOADED"])
+        deadline = time.monotonic() + 120
+        while not loaded.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
         return embedder_factory("open_clip")(cfg, cache)
 
     register_embedder("slow-clip", slow_clip)
@@ -70,7 +76,9 @@ def test_the_start_line_comes_once_the_port_accepts_requests(tmp_path, serve_mod
     for item in [*offline_overrides(serve_model.base_url, str(tmp_path / "cache.sqlite")),
                  f"endpoints.default.api_key_env={MODEL_KEY_ENV}", "localizer.clip.backend=slow-clip"]:
         args += ["--set", item]
-    server = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    loaded = tmp_path / "models-may-load"
+    server = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "VIDDIFF_TEST_MODELS_LOADED": str(loaded)})
     try:
         line = server.stdout.readline()
         assert line.startswith("viddiff serve: http://127.0.0.1:"), (line, server.poll() and server.stderr.read())
@@ -78,6 +86,7 @@ def test_the_start_line_comes_once_the_port_accepts_requests(tmp_path, serve_mod
         health = httpx.get(url + "/healthz", timeout=10)  # at once: no "connection refused"
         assert health.json()["status"] == "starting"
         assert httpx.get(url + "/readyz", timeout=10).status_code == 503
+        loaded.touch()  # the models' load may now end
         wait_until(lambda: httpx.get(url + "/readyz", timeout=10).status_code == 200, 120, "/readyz to say ready")
     finally:
         server.terminate()

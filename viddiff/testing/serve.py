@@ -18,9 +18,6 @@ import sys
 import time
 from typing import Optional
 
-from viddiff.report.standins import probe_endpoint
-from viddiff.testing.fake_openai import FakeOpenAIServer
-from viddiff.testing.responders import ScriptedModel
 
 PROG = "viddiff.testing.serve"
 READY = "scripted model serving at"
@@ -42,6 +39,11 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 def _serve(port: int, latency: float, *, silent_once_serving: bool = False) -> int:
+    # Imported here, not at the top: the scripted model pulls in the evaluation (SciPy), which a ``--detach``
+    # parent, only starting this process and reading its first line, would otherwise load for nothing.
+    from viddiff.testing.fake_openai import FakeOpenAIServer
+    from viddiff.testing.responders import ScriptedModel
+
     server = FakeOpenAIServer(ScriptedModel(), latency_s=latency, port=port)
     try:
         server.start()
@@ -63,6 +65,8 @@ def _serve(port: int, latency: float, *, silent_once_serving: bool = False) -> i
 
 
 def _cannot_serve(port: int, exc: OSError) -> str:
+    from viddiff.report.standins import probe_endpoint
+
     if exc.errno != errno.EADDRINUSE:
         why = exc.strerror or str(exc)
     elif probe_endpoint(f"http://127.0.0.1:{port}/v1", timeout_s=1.0):
