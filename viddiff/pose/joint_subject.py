@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import numpy as np
 
 from viddiff.pose.calibration import Camera
-from viddiff.pose.people import choose_subject
+from viddiff.pose.people import Subject, choose_subject, link_identities
 from viddiff.pose.resample import resample_track
 from viddiff.pose.skeleton import INDEX, SWAP
 from viddiff.pose.sync import SyncError, motion_offset
@@ -187,11 +187,16 @@ def ray_off_aim(track: PoseTrack, camera: Camera, aim: np.ndarray) -> float:
 
 def _candidates(view: "VideoFrames", estimator: "PoseEstimator", found: FoundPeople) -> list[Candidate]:
     """The view's people worth pairing, ``auto``'s own choice first (empty where nobody was found)."""
-    auto = choose_subject(found.people, view.times_s, found.width, found.height, "auto", counted=found.counted)
+    linked = link_identities(found.people, np.asarray(view.times_s, dtype=np.float64))  # once for every candidate
+
+    def subject(identity: Optional[int] = None) -> Subject:
+        return choose_subject(found.people, view.times_s, found.width, found.height, "auto", counted=found.counted,
+                              identity=identity, linked=linked)
+
+    auto = subject()
     ranked = sorted(auto.scores, key=lambda k: auto.scores[k], reverse=True)[:CANDIDATES]
-    out = [Candidate(identity=k, track=track_of(view, estimator, found, auto if i == 0 else choose_subject(
-        found.people, view.times_s, found.width, found.height, "auto", counted=found.counted, identity=k)))
-        for i, k in enumerate(ranked)]
+    out = [Candidate(identity=k, track=track_of(view, estimator, found, auto if i == 0 else subject(k)))
+           for i, k in enumerate(ranked)]
     seen = [int((c.track.confidence > 0).any(axis=1).sum()) for c in out]
     return [c for i, (c, n) in enumerate(zip(out, seen)) if i == 0 or n >= MIN_SHARE * max(seen)]
 

@@ -27,7 +27,8 @@ OK, NO_PERSON, OUT_OF_FRAME, LOW_CONFIDENCE, SIDE_VIEW, NOT_ESTIMATED, IDENTITY,
 REASONS = {
     NO_PERSON: "no person was found",
     VIEWS_APART: "each camera view found a person, but their keypoints do not triangulate together (the views may "
-                 "have measured different people: pose.subject chooses in each view on its own)",
+                 "have measured different people, e.g. one hidden in a view or an explicit pose.subject rule, which "
+                 "chooses in each view on its own; or the calibration or synchronisation is off)",
     IDENTITY: "the measured person could not be told apart from another person (someone else was found instead)",
     SIDE_UNRESOLVED: "left and right could not be told apart (the labels contradict the way the person faces)",
     OUT_OF_FRAME: "the body parts it needs are outside the frame (the person leaves the picture)",

@@ -262,17 +262,18 @@ class Subject:
 
 def choose_subject(
     people: Sequence[Sequence[Person]], times_s: np.ndarray, width: int, height: int, rule: str = "auto",
-    *, counted: bool = True, identity: Optional[int] = None,
+    *, counted: bool = True, identity: Optional[int] = None, linked: Optional[Identities] = None,
 ) -> Subject:
     """The subject by ``rule`` (:data:`RULES`), followed over time. ``counted=False``: the estimator looks for one
     person only, so how many people were in view is unknown (the rule then says so). ``identity``: measure this
-    identity (a key of :attr:`Subject.scores`) instead of the rule's choice (a choice made across views)."""
+    identity (a key of :attr:`Subject.scores`) instead of the rule's choice (a choice made across views).
+    ``linked``: :func:`link_identities` of these ``people`` when already done (one linking for several choices)."""
     if rule not in RULES:
         raise ValueError(f"pose.subject={rule!r}: expected one of {', '.join(RULES)}")
     times_s = np.asarray(times_s, dtype=np.float64)
     n = len(people)
     counts = np.array([len(found) for found in people], dtype=np.int64)
-    ids = link_identities(people, times_s)
+    ids = linked if linked is not None else link_identities(people, times_s)
     frames_of: dict[int, list[tuple[int, int]]] = {}
     for t, labels in enumerate(ids.labels):
         for i, k in enumerate(labels):
